@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+// tokenbroker: a credential helper for Azure AD, Google and SharePoint Online on Linux.
+// Target graph and rules: see README.md ("Layout") and the architecture notes there.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+  name: "tokenbroker",
+  products: [
+    .executable(name: "tokenbroker", targets: ["tokenbroker"]),
+    .executable(name: "tokenbroker-core", targets: ["tokenbroker-core"]),
+  ],
+  targets: [
+    // C layer: headers and pkg-config flags only; every shim lives in CBrokerShims.
+    .systemLibrary(
+      name: "CLibsecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+    .systemLibrary(
+      name: "CLibcurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+    .target(
+      name: "CBrokerShims", dependencies: ["CLibsecret", "CLibcurl"],
+      cSettings: [.define("_GNU_SOURCE")]),
+
+    // Stdlib and Glibc only: the key=value codec shared by the git helper and the agent.
+    .target(name: "BrokerWire", swiftSettings: strict),
+    // Models, policies and the protocols every adapter implements. No C, no I/O.
+    .target(name: "BrokerCore", dependencies: ["BrokerWire"], swiftSettings: strict),
+
+    // Adapters: each owns exactly one outside system.
+    .target(
+      name: "BrokerHTTP", dependencies: ["BrokerCore", "CBrokerShims", "CLibcurl"],
+      swiftSettings: strict),
+    .target(
+      name: "BrokerStore", dependencies: ["BrokerCore", "CBrokerShims", "CLibsecret"],
+      swiftSettings: strict),
+    .target(name: "BrokerProviders", dependencies: ["BrokerCore"], swiftSettings: strict),
+    .target(name: "BrokerSystem", dependencies: ["BrokerCore", "CBrokerShims"], swiftSettings: strict),
+
+    // The full program as a library, and its three-line executable.
+    .target(
+      name: "BrokerCLI",
+      dependencies: ["BrokerCore", "BrokerWire", "BrokerHTTP", "BrokerStore", "BrokerProviders", "BrokerSystem"],
+      swiftSettings: strict),
+    .executableTarget(name: "tokenbroker-core", dependencies: ["BrokerCLI"], swiftSettings: strict),
+    // The small front: Wire only (no Foundation, no C library but glibc).
+    .executableTarget(name: "tokenbroker", dependencies: ["BrokerWire"], swiftSettings: strict),
+
+    // Fakes shared by the unit tests.
+    .target(name: "BrokerTestSupport", dependencies: ["BrokerCore"], swiftSettings: strict),
+
+    .testTarget(name: "BrokerWireTests", dependencies: ["BrokerWire"], swiftSettings: strict),
+    .testTarget(
+      name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerTestSupport"], swiftSettings: strict),
+    .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
+    .testTarget(
+      name: "BrokerStoreTests", dependencies: ["BrokerStore", "BrokerTestSupport"], swiftSettings: strict),
+    .testTarget(
+      name: "BrokerProvidersTests", dependencies: ["BrokerProviders", "BrokerTestSupport"],
+      swiftSettings: strict),
+    .testTarget(
+      name: "BrokerCLITests", dependencies: ["BrokerCLI", "BrokerTestSupport"], swiftSettings: strict),
+  ]
+)

@@ -1,0 +1,181 @@
+/// The identity providers tokenbroker speaks to.
+public enum ProviderKind: String, Sendable, CaseIterable {
+  case azure, google, sharepoint
+}
+
+/// `[broker] store`.
+public enum StoreKind: String, Sendable { case secretService = "secret-service", file }
+/// `[broker] agent`.
+public enum AgentMode: String, Sendable { case auto, off }
+/// `[account] flow`.
+public enum LoginFlow: String, Sendable { case browser, deviceCode = "device-code" }
+/// `[account] mode` of SharePoint accounts.
+public enum SharePointMode: String, Sendable { case bearer, cookie, importedCookies = "imported-cookies" }
+
+/// The `[broker]` group (interface.md §2.1). Durations in seconds.
+public struct BrokerSettings: Sendable, Equatable {
+  public var store: StoreKind = .secretService
+  public var agent: AgentMode = .auto
+  public var agentIdleTimeout: Int = 3600
+  /// A token with fewer seconds left than this is refreshed before it is handed out.
+  public var refreshMargin: Int = 300
+  public var caFile: String?
+  public var browser: String?
+  public var loginTimeout: Int = 300
+  public init() {}
+}
+
+/// RFC 8414 endpoint overrides of an account; nil means the provider's default.
+public struct EndpointOverrides: Sendable, Equatable {
+  public var authorization: String?
+  public var token: String?
+  public var deviceAuthorization: String?
+  public var revocation: String?
+  public var userinfo: String?
+  public init() {}
+}
+
+/// One `[account NAME]` group, validated.
+public struct AccountConfig: Sendable, Equatable {
+  public var name: String
+  public var provider: ProviderKind
+  public var clientID: String?
+  public var clientSecret: Secret?
+  public var deviceClientID: String?
+  public var deviceClientSecret: Secret?
+  /// Azure tenant: `common`, `organizations`, `consumers`, a GUID or a domain.
+  public var tenant: String = "organizations"
+  /// The scopes as configured (the provider default when the key is absent).
+  public var scopes: [String]
+  /// Hosts or `*.suffix` patterns (lower-cased, `:port` kept).
+  public var hosts: [String] = []
+  public var gitUsername: String?
+  /// nil: browser when a display is present, else device code.
+  public var flow: LoginFlow?
+  public var loginHint: String?
+  public var redirectPort: Int?
+  /// Azure authority origin, default `https://login.microsoftonline.com`.
+  public var authority: String = "https://login.microsoftonline.com"
+  public var endpoints = EndpointOverrides()
+  public var caFile: String?
+  public var site: String?
+  public var via: String?
+  public var mode: SharePointMode = .bearer
+  public var cookieLifetime: Int = 43200
+
+  public init(name: String, provider: ProviderKind) {
+    self.name = name
+    self.provider = provider
+    self.scopes = AccountConfig.defaultScopes(provider)
+  }
+
+  public static func defaultScopes(_ provider: ProviderKind) -> [String] {
+    switch provider {
+    case .azure: return ["https://graph.microsoft.com/.default"]
+    case .google: return ["openid", "email"]
+    case .sharepoint: return []
+    }
+  }
+}
+
+/// One `[host HOST]` group.
+public struct HostConfig: Sendable, Equatable {
+  /// Lower-cased host with optional `:port`.
+  public var host: String
+  public var account: String
+  public var scopes: [String]?
+  public var username: String?
+  public init(host: String, account: String, scopes: [String]? = nil, username: String? = nil) {
+    self.host = host
+    self.account = account
+    self.scopes = scopes
+    self.username = username
+  }
+}
+
+/// The whole validated configuration.
+public struct BrokerConfig: Sendable, Equatable {
+  public var settings = BrokerSettings()
+  /// Accounts in file order.
+  public var accounts: [AccountConfig] = []
+  public var hosts: [HostConfig] = []
+  /// Non-fatal findings (unknown keys), each `file: [group] key: what`.
+  public var warnings: [String] = []
+  public init() {}
+
+  public func account(named name: String) -> AccountConfig? { accounts.first { $0.name == name } }
+
+  /// The account `name`. - Throws: `ConfigError.unknownAccount`.
+  public func requireAccount(_ name: String) throws -> AccountConfig {
+    guard let a = account(named: name) else { throw ConfigError.unknownAccount(name) }
+    return a
+  }
+}
+
+/// Key/value groups as read from the config files, before validation. `file` is the path each
+/// value came from (the user file overrides `/etc` key by key).
+public struct RawConfig: Sendable, Equatable {
+  public struct Entry: Sendable, Equatable {
+    public var key: String
+    public var value: String
+    public var file: String
+    public init(key: String, value: String, file: String) {
+      self.key = key
+      self.value = value
+      self.file = file
+    }
+  }
+  public struct Group: Sendable, Equatable {
+    public var name: String
+    public var file: String
+    public var entries: [Entry]
+    public init(name: String, file: String, entries: [Entry]) {
+      self.name = name
+      self.file = file
+      self.entries = entries
+    }
+  }
+  public var groups: [Group] = []
+  public init(groups: [Group] = []) { self.groups = groups }
+
+  /// Merges `overlay` on top of `self`, key by key (interface.md §2.1).
+  public func merged(with overlay: RawConfig) -> RawConfig {
+    var result = self
+    for g in overlay.groups {
+      if let i = result.groups.firstIndex(where: { $0.name == g.name }) {
+        for e in g.entries {
+          if let j = result.groups[i].entries.firstIndex(where: { $0.key == e.key }) {
+            result.groups[i].entries[j] = e
+          } else {
+            result.groups[i].entries.append(e)
+          }
+        }
+      } else {
+        result.groups.append(g)
+      }
+    }
+    return result
+  }
+}
+
+/// Configuration errors (exit 64). Each names the file, group and key where it applies.
+public enum ConfigError: Error, Sendable, Equatable {
+  case invalid(file: String, group: String, key: String?, problem: String)
+  case unreadable(file: String, detail: String)
+  case unknownAccount(String)
+  case hostConflict(host: String, first: String, second: String)
+}
+
+extension ConfigError: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .invalid(let file, let group, let key, let problem):
+      return "\(file): [\(group)]\(key.map { " \($0)" } ?? ""): \(problem); fix the config file"
+    case .unreadable(let file, let detail): return "cannot read the config file '\(file)' (\(detail)); fix or remove it"
+    case .unknownAccount(let name):
+      return "no account '\(name)' in the config; add an [account \(name)] group (see 'tokenbroker account add --help')"
+    case .hostConflict(let host, let first, let second):
+      return "host '\(host)' is claimed by both \(first) and \(second); keep it in one place in the config"
+    }
+  }
+}

@@ -1,0 +1,220 @@
+/// Turns `RawConfig` into a validated `BrokerConfig` (interface.md §2.1).
+///
+/// Unknown groups and keys become warnings; a bad value or a missing required key throws
+/// `ConfigError.invalid` naming file, group and key.
+public enum ConfigParser {
+  private static let brokerKeys: Set<String> = [
+    "store", "agent", "agent-idle-timeout", "refresh-margin", "ca-file", "browser", "login-timeout",
+  ]
+  private static let accountKeys: Set<String> = [
+    "provider", "client-id", "client-secret", "device-client-id", "device-client-secret", "tenant", "scopes",
+    "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "authorization-endpoint",
+    "token-endpoint", "device-authorization-endpoint", "revocation-endpoint", "userinfo-endpoint", "ca-file",
+    "site", "via", "mode", "cookie-lifetime",
+  ]
+  private static let hostKeys: Set<String> = ["account", "scopes", "username"]
+
+  public static func parse(_ raw: RawConfig) throws -> BrokerConfig {
+    var config = BrokerConfig()
+    for group in raw.groups {
+      if group.name == "broker" {
+        try parseBroker(group, into: &config)
+      } else if let name = suffix(group.name, after: "account ") {
+        config.accounts.append(try parseAccount(name, group, warnings: &config.warnings))
+      } else if let host = suffix(group.name, after: "host ") {
+        config.hosts.append(try parseHost(host, group, warnings: &config.warnings))
+      } else {
+        config.warnings.append("\(group.file): [\(group.name)]: unknown group, ignored")
+      }
+    }
+    try validateReferences(config, raw)
+    _ = try HostResolver(config: config)  // conflicts are configuration errors
+    return config
+  }
+
+  private static func suffix(_ s: String, after prefix: String) -> String? {
+    guard s.hasPrefix(prefix) else { return nil }
+    let rest = String(s.dropFirst(prefix.count)).trimmingSpaces()
+    return rest.isEmpty ? nil : rest
+  }
+
+  private static func parseBroker(_ g: RawConfig.Group, into config: inout BrokerConfig) throws {
+    var s = BrokerSettings()
+    for e in g.entries {
+      let v = e.value
+      switch e.key {
+      case "store": s.store = try choice(StoreKind(rawValue: v), e, g, "secret-service or file")
+      case "agent": s.agent = try choice(AgentMode(rawValue: v), e, g, "auto or off")
+      case "agent-idle-timeout": s.agentIdleTimeout = try seconds(e, g)
+      case "refresh-margin": s.refreshMargin = try seconds(e, g)
+      case "login-timeout": s.loginTimeout = try seconds(e, g, minimum: 1)
+      case "ca-file": s.caFile = try path(e, g)
+      case "browser": s.browser = try nonEmpty(e, g)
+      default: config.warnings.append(unknownKey(e, g))
+      }
+    }
+    config.settings = s
+  }
+
+  private static func parseAccount(_ name: String, _ g: RawConfig.Group, warnings: inout [String]) throws
+    -> AccountConfig
+  {
+    guard let providerEntry = g.entries.first(where: { $0.key == "provider" }) else {
+      throw ConfigError.invalid(file: g.file, group: g.name, key: "provider", problem: "missing (azure, google or sharepoint)")
+    }
+    let provider = try choice(ProviderKind(rawValue: providerEntry.value), providerEntry, g, "azure, google or sharepoint")
+    var a = AccountConfig(name: name, provider: provider)
+    for e in g.entries {
+      switch e.key {
+      case "provider": break
+      case "client-id": a.clientID = try nonEmpty(e, g)
+      case "client-secret": a.clientSecret = Secret(try nonEmpty(e, g))
+      case "device-client-id": a.deviceClientID = try nonEmpty(e, g)
+      case "device-client-secret": a.deviceClientSecret = Secret(try nonEmpty(e, g))
+      case "tenant": a.tenant = try token(e, g)
+      case "scopes": a.scopes = ScopeSet.split(e.value)
+      case "hosts": a.hosts = try ScopeSet.split(e.value).map { try hostPattern($0, e, g) }
+      case "git-username": a.gitUsername = try nonEmpty(e, g)
+      case "flow": a.flow = try choice(LoginFlow(rawValue: e.value), e, g, "browser or device-code")
+      case "login-hint": a.loginHint = try nonEmpty(e, g)
+      case "redirect-port": a.redirectPort = try integer(e, g, in: 1...65535)
+      case "authority": a.authority = try endpoint(e, g, allowPath: false)
+      case "authorization-endpoint": a.endpoints.authorization = try endpoint(e, g)
+      case "token-endpoint": a.endpoints.token = try endpoint(e, g)
+      case "device-authorization-endpoint": a.endpoints.deviceAuthorization = try endpoint(e, g)
+      case "revocation-endpoint": a.endpoints.revocation = try endpoint(e, g)
+      case "userinfo-endpoint": a.endpoints.userinfo = try endpoint(e, g)
+      case "ca-file": a.caFile = try path(e, g)
+      case "site": a.site = try endpoint(e, g, allowPath: false)
+      case "via": a.via = try token(e, g)
+      case "mode": a.mode = try choice(SharePointMode(rawValue: e.value), e, g, "bearer, cookie or imported-cookies")
+      case "cookie-lifetime": a.cookieLifetime = try seconds(e, g, minimum: 1)
+      default: warnings.append(unknownKey(e, g))
+      }
+    }
+    func require(_ present: Bool, _ key: String, _ why: String) throws {
+      if !present { throw ConfigError.invalid(file: g.file, group: g.name, key: key, problem: "missing (\(why))") }
+    }
+    switch provider {
+    case .azure: try require(a.clientID != nil, "client-id", "the application (client) ID of your app registration")
+    case .google:
+      try require(a.clientID != nil, "client-id", "the OAuth client ID of your Google Cloud project")
+      try require(a.clientSecret != nil, "client-secret", "the Desktop app client secret")
+    case .sharepoint:
+      try require(a.site != nil, "site", "the site origin, e.g. https://contoso.sharepoint.com")
+      if a.mode != .importedCookies { try require(a.via != nil, "via", "the azure account that signs in") }
+    }
+    return a
+  }
+
+  private static func parseHost(_ host: String, _ g: RawConfig.Group, warnings: inout [String]) throws -> HostConfig {
+    let key = try hostPattern(host, RawConfig.Entry(key: "", value: host, file: g.file), g, allowWildcard: false)
+    var h = HostConfig(host: key, account: "")
+    for e in g.entries {
+      switch e.key {
+      case "account": h.account = try token(e, g)
+      case "scopes": h.scopes = ScopeSet.split(e.value)
+      case "username": h.username = try nonEmpty(e, g)
+      default: warnings.append(unknownKey(e, g))
+      }
+    }
+    if h.account.isEmpty {
+      throw ConfigError.invalid(file: g.file, group: g.name, key: "account", problem: "missing (the account that serves this host)")
+    }
+    return h
+  }
+
+  private static func validateReferences(_ c: BrokerConfig, _ raw: RawConfig) throws {
+    var seen = Set<String>()
+    for a in c.accounts {
+      if !seen.insert(a.name).inserted {
+        throw ConfigError.invalid(file: "config", group: "account \(a.name)", key: nil, problem: "defined twice")
+      }
+    }
+    for h in c.hosts where c.account(named: h.account) == nil {
+      let file = raw.groups.first { $0.name == "host \(h.host)" }?.file ?? "config"
+      throw ConfigError.invalid(file: file, group: "host \(h.host)", key: "account", problem: "no account '\(h.account)' is defined")
+    }
+    for a in c.accounts where a.provider == .sharepoint {
+      guard let via = a.via else { continue }
+      let file = raw.groups.first { $0.name == "account \(a.name)" }?.file ?? "config"
+      guard let target = c.account(named: via), target.provider == .azure else {
+        throw ConfigError.invalid(file: file, group: "account \(a.name)", key: "via", problem: "'\(via)' is not an azure account")
+      }
+    }
+  }
+
+  // MARK: value checks
+
+  private static func unknownKey(_ e: RawConfig.Entry, _ g: RawConfig.Group) -> String {
+    "\(e.file): [\(g.name)] \(e.key): unknown key, ignored"
+  }
+  private static func bad(_ e: RawConfig.Entry, _ g: RawConfig.Group, _ problem: String) -> ConfigError {
+    .invalid(file: e.file, group: g.name, key: e.key, problem: problem)
+  }
+  private static func choice<T>(_ value: T?, _ e: RawConfig.Entry, _ g: RawConfig.Group, _ allowed: String) throws -> T {
+    guard let value else { throw bad(e, g, "'\(e.value)' is not one of \(allowed)") }
+    return value
+  }
+  private static func nonEmpty(_ e: RawConfig.Entry, _ g: RawConfig.Group) throws -> String {
+    guard !e.value.isEmpty else { throw bad(e, g, "empty value") }
+    return e.value
+  }
+  private static func token(_ e: RawConfig.Entry, _ g: RawConfig.Group) throws -> String {
+    let v = try nonEmpty(e, g)
+    guard !v.contains(where: { $0 == " " || $0 == "\t" || $0 == "/" }) else { throw bad(e, g, "'\(v)' must be one word") }
+    return v
+  }
+  private static func integer(_ e: RawConfig.Entry, _ g: RawConfig.Group, in range: ClosedRange<Int>) throws -> Int {
+    guard let n = Int(e.value), range.contains(n) else {
+      throw bad(e, g, "'\(e.value)' is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+    }
+    return n
+  }
+  private static func seconds(_ e: RawConfig.Entry, _ g: RawConfig.Group, minimum: Int = 0) throws -> Int {
+    try integer(e, g, in: minimum...315_360_000)
+  }
+  private static func path(_ e: RawConfig.Entry, _ g: RawConfig.Group) throws -> String {
+    let v = try nonEmpty(e, g)
+    guard v.hasPrefix("/") || v.hasPrefix("~/") else { throw bad(e, g, "'\(v)' must be an absolute path") }
+    return v
+  }
+  private static func endpoint(_ e: RawConfig.Entry, _ g: RawConfig.Group, allowPath: Bool = true) throws -> String {
+    let v = try nonEmpty(e, g)
+    guard let url = EndpointURL(v) else { throw bad(e, g, "'\(v)' is not an http(s) URL") }
+    if url.scheme == "http" && !url.isLoopback {
+      throw bad(e, g, "'\(v)' must use https:// (http:// is allowed only for loopback hosts)")
+    }
+    if !allowPath && !(url.path.isEmpty || url.path == "/") {
+      throw bad(e, g, "'\(v)' must be an origin (scheme://host[:port]) without a path")
+    }
+    return allowPath ? v : (url.scheme + "://" + url.authority)
+  }
+  static func hostPattern(
+    _ v: String, _ e: RawConfig.Entry, _ g: RawConfig.Group, allowWildcard: Bool = true
+  ) throws -> String {
+    let lower = v.lowercased()
+    var name = lower
+    if allowWildcard, name.hasPrefix("*.") { name.removeFirst(2) }
+    if let colon = name.lastIndex(of: ":") {
+      guard let port = Int(name[name.index(after: colon)...]), (1...65535).contains(port) else {
+        throw bad(e, g, "'\(v)' has a bad port")
+      }
+      name = String(name[..<colon])
+    }
+    let ok = !name.isEmpty && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }
+      && !name.hasPrefix(".") && !name.hasSuffix(".")
+    guard ok else { throw bad(e, g, "'\(v)' is not a host name" + (allowWildcard ? " or *.suffix pattern" : "")) }
+    return lower
+  }
+}
+
+extension String {
+  /// The string without leading and trailing spaces and tabs.
+  public func trimmingSpaces() -> String {
+    var s = Substring(self)
+    while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+    while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+    return String(s)
+  }
+}

@@ -1,0 +1,48 @@
+/// Where tokenbroker's files are (interface.md §2), computed from the environment only.
+public struct BrokerPaths: Sendable, Equatable {
+  /// Config files to read, in order (later ones override key by key).
+  public var configFiles: [String]
+  /// True when `--config` or `TOKENBROKER_CONFIG` named the only file to read.
+  public var configIsExplicit: Bool
+  /// The user's config file (the one `account add` edits).
+  public var userConfigFile: String
+  /// `$XDG_RUNTIME_DIR/tokenbroker`, or `/tmp/tokenbroker-$UID` (created 0700 by BrokerSystem).
+  public var runtimeDirectory: String
+  /// True when the runtime directory is the `/tmp` fallback, whose owner and mode must be checked.
+  public var runtimeDirectoryIsFallback: Bool
+  /// The agent socket.
+  public var agentSocket: String
+  /// The opt-in plaintext store.
+  public var tokenFile: String
+
+  /// - Parameters:
+  ///   - environment: the process environment.
+  ///   - uid: the real user id.
+  ///   - configOverride: the `--config` argument, if given (wins over `TOKENBROKER_CONFIG`).
+  public init(environment env: [String: String], uid: UInt32, configOverride: String? = nil) {
+    let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/"
+    func xdg(_ name: String, _ fallback: String) -> String {
+      if let v = env[name], v.hasPrefix("/") { return v }
+      return home + "/" + fallback
+    }
+    let configHome = xdg("XDG_CONFIG_HOME", ".config")
+    userConfigFile = configHome + "/tokenbroker/config"
+    if let explicit = configOverride ?? env["TOKENBROKER_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+      configFiles = [explicit]
+      configIsExplicit = true
+      userConfigFile = explicit
+    } else {
+      configFiles = ["/etc/tokenbroker/config", userConfigFile]
+      configIsExplicit = false
+    }
+    if let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+      runtimeDirectory = runtime + "/tokenbroker"
+      runtimeDirectoryIsFallback = false
+    } else {
+      runtimeDirectory = "/tmp/tokenbroker-\(uid)"
+      runtimeDirectoryIsFallback = true
+    }
+    agentSocket = env["TOKENBROKER_AGENT_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? runtimeDirectory + "/agent.sock"
+    tokenFile = xdg("XDG_DATA_HOME", ".local/share") + "/tokenbroker/tokens.json"
+  }
+}

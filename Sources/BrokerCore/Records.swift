@@ -1,0 +1,109 @@
+import FoundationEssentials
+
+/// The document stored for `kind = refresh-token` (interface.md §7):
+/// `{"v":1,"refresh_token":…,"identity":…,"tenant":…,"obtained_at":…}`.
+public struct RefreshTokenRecord: Sendable, Equatable {
+  public var refreshToken: Secret
+  /// The signed-in identity (`preferred_username`, else `email`, else `oid`/`sub`), or nil.
+  public var identity: String?
+  /// The tenant id (`tid` claim) for Azure, or nil.
+  public var tenant: String?
+  /// The object id (`oid` claim) for Azure, or nil.
+  public var objectID: String?
+  /// Unix seconds when the refresh token was obtained.
+  public var obtainedAt: Int64
+
+  public init(refreshToken: Secret, identity: String?, tenant: String?, objectID: String? = nil, obtainedAt: Int64) {
+    self.refreshToken = refreshToken
+    self.identity = identity
+    self.tenant = tenant
+    self.objectID = objectID
+    self.obtainedAt = obtainedAt
+  }
+
+  private struct Document: Codable {
+    var v: Int
+    var refresh_token: String
+    var identity: String?
+    var tenant: String?
+    var oid: String?
+    var obtained_at: Int64
+  }
+
+  /// The JSON document, as a `Secret`.
+  public func encoded() -> Secret {
+    let d = Document(
+      v: 1, refresh_token: refreshToken.revealed, identity: identity, tenant: tenant, oid: objectID,
+      obtained_at: obtainedAt)
+    return Secret(JSONText.encode(d))
+  }
+
+  /// Parses a stored document. - Throws: `StoreError.corrupt` naming `item`.
+  public static func decode(_ secret: Secret, item: String) throws -> RefreshTokenRecord {
+    guard let d = JSONText.decode(Document.self, secret.revealed), d.v == 1, !d.refresh_token.isEmpty else {
+      throw StoreError.corrupt(item: item)
+    }
+    return RefreshTokenRecord(
+      refreshToken: Secret(d.refresh_token), identity: d.identity, tenant: d.tenant, objectID: d.oid,
+      obtainedAt: d.obtained_at)
+  }
+}
+
+/// The document stored for `kind = access-token`:
+/// `{"v":1,"access_token":…,"expires_on":…,"scopes":[…]}`.
+public struct AccessTokenRecord: Sendable, Equatable {
+  public var accessToken: Secret
+  /// Unix seconds when the access token expires.
+  public var expiresOn: Int64
+  /// The scope set the token was requested for, sorted.
+  public var scopes: [String]
+  /// `Bearer` for every provider today.
+  public var tokenType: String
+
+  public init(accessToken: Secret, expiresOn: Int64, scopes: [String], tokenType: String = "Bearer") {
+    self.accessToken = accessToken
+    self.expiresOn = expiresOn
+    self.scopes = scopes
+    self.tokenType = tokenType
+  }
+
+  private struct Document: Codable {
+    var v: Int
+    var access_token: String
+    var expires_on: Int64
+    var scopes: [String]
+    var token_type: String?
+  }
+
+  public func encoded() -> Secret {
+    Secret(
+      JSONText.encode(
+        Document(v: 1, access_token: accessToken.revealed, expires_on: expiresOn, scopes: scopes, token_type: tokenType)))
+  }
+
+  /// - Throws: `StoreError.corrupt` naming `item`.
+  public static func decode(_ secret: Secret, item: String) throws -> AccessTokenRecord {
+    guard let d = JSONText.decode(Document.self, secret.revealed), d.v == 1, !d.access_token.isEmpty else {
+      throw StoreError.corrupt(item: item)
+    }
+    return AccessTokenRecord(
+      accessToken: Secret(d.access_token), expiresOn: d.expires_on, scopes: d.scopes, tokenType: d.token_type ?? "Bearer")
+  }
+}
+
+/// Small JSON helpers over FoundationEssentials, with sorted keys for stable output.
+public enum JSONText {
+  public static func encode<T: Encodable>(_ value: T) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    // Encoding plain structs of strings and numbers cannot fail.
+    guard let data = try? encoder.encode(value) else { return "{}" }
+    return String(decoding: data, as: UTF8.self)
+  }
+  public static func decode<T: Decodable>(_ type: T.Type, _ text: String) -> T? {
+    try? JSONDecoder().decode(type, from: Data(text.utf8))
+  }
+  public static func decode<T: Decodable>(_ type: T.Type, bytes: [UInt8]) -> T? {
+    try? JSONDecoder().decode(type, from: Data(bytes))
+  }
+}

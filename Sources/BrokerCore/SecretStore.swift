@@ -1,0 +1,120 @@
+/// The kind of a stored item (interface.md §7, attribute `kind`).
+public enum ItemKind: String, Sendable, CaseIterable {
+  case refreshToken = "refresh-token"
+  case accessToken = "access-token"
+  case cookies
+}
+
+/// Identifies one stored item. Every field becomes a (non-secret) Secret Service attribute:
+/// `application = tokenbroker`, `account`, `kind`, and for access tokens `scopes` (the canonical
+/// scope set).
+public struct ItemKey: Sendable, Hashable, CustomStringConvertible {
+  public var account: String
+  public var kind: ItemKind
+  /// The canonical scope set (`ScopeSet.canonical`); only for `.accessToken` items, else nil.
+  public var scopes: String?
+
+  public init(account: String, kind: ItemKind, scopes: String? = nil) {
+    self.account = account
+    self.kind = kind
+    self.scopes = kind == .accessToken ? (scopes ?? "") : nil
+  }
+
+  public static func refreshToken(_ account: String) -> ItemKey { ItemKey(account: account, kind: .refreshToken) }
+  public static func accessToken(_ account: String, _ scopes: ScopeSet) -> ItemKey {
+    ItemKey(account: account, kind: .accessToken, scopes: scopes.canonical)
+  }
+
+  /// The attributes stored with the item, in schema order.
+  public var attributes: [(String, String)] {
+    var a = [("application", "tokenbroker"), ("account", account), ("kind", kind.rawValue)]
+    if let scopes { a.append(("scopes", scopes)) }
+    return a
+  }
+
+  /// The item label: `tokenbroker: <ACCOUNT> (<provider>) <kind>`.
+  public func label(provider: String) -> String { "tokenbroker: \(account) (\(provider)) \(kind.rawValue)" }
+
+  public var description: String {
+    "\(account)/\(kind.rawValue)" + (scopes.map { " [\($0)]" } ?? "")
+  }
+}
+
+/// Where refresh tokens, cached access tokens and cookies live.
+///
+/// Implementation requirements (checked by the `SecretStore` behaviour suite in BrokerStoreTests,
+/// run against every implementation):
+/// - `load` of an absent item returns nil; it never returns another application's or account's item.
+/// - A locked collection throws `StoreError.locked`, never nil ("not signed in") and never deletes.
+/// - `save` replaces the item with the same key (one item per key, also under concurrent saves)
+///   and reads it back; a read-back that differs throws `StoreError.readBackMismatch`.
+/// - `delete` of an absent item succeeds.
+/// - No call blocks longer than the implementation's bound (10 s for the Secret Service).
+/// - Errors never carry a secret.
+public protocol SecretStore: Sendable {
+  /// The stored document of `key`, or nil when there is none.
+  /// - Throws: `StoreError`.
+  func load(_ key: ItemKey) async throws -> Secret?
+  /// Creates or replaces the item `key` with `secret`, labelled `label`.
+  /// - Throws: `StoreError`.
+  func save(_ key: ItemKey, label: String, secret: Secret) async throws
+  /// Deletes the item `key` if present.
+  /// - Throws: `StoreError`.
+  func delete(_ key: ItemKey) async throws
+  /// The keys of every tokenbroker item, or only those of `account`.
+  /// - Throws: `StoreError`.
+  func keys(account: String?) async throws -> [ItemKey]
+}
+
+extension SecretStore {
+  /// Deletes every item of `account` (optionally only of one kind).
+  public func deleteAll(account: String, kind: ItemKind? = nil) async throws {
+    for key in try await keys(account: account) where kind == nil || key.kind == kind {
+      try await delete(key)
+    }
+  }
+}
+
+/// Errors of every `SecretStore` (all map to exit 5).
+public enum StoreError: Error, Sendable, Equatable {
+  /// The collection holding the item (or the default collection, for a store) is locked.
+  case locked
+  /// The unlock prompt was dismissed (login only).
+  case unlockDismissed
+  /// There is no default collection to store into (keyring-notes.md: no daemon had created one).
+  case noCollection
+  /// No Secret Service could be reached: no session bus, no daemon, activation failed. `detail` is
+  /// the library's message (contains no secret).
+  case unavailable(detail: String)
+  /// A call to the Secret Service did not finish within `seconds`.
+  case timedOut(seconds: Int)
+  /// The item written could not be read back as written.
+  case readBackMismatch
+  /// A stored document is not one tokenbroker wrote (bad JSON or unknown version).
+  case corrupt(item: String)
+  /// The plaintext file store failed: path and the system's reason.
+  case file(path: String, detail: String)
+  /// Any other Secret Service error.
+  case backend(detail: String)
+}
+
+extension StoreError: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .locked:
+      return "the keyring is locked; unlock it (for example by logging in to the desktop, or with 'tokenbroker login ACCOUNT' on a terminal) and try again"
+    case .unlockDismissed: return "the keyring unlock prompt was dismissed; unlock the keyring and try again"
+    case .noCollection:
+      return "the Secret Service has no keyring collection; unlock or create one (for example start gnome-keyring-daemon --unlock), or set 'store = file' in [broker]"
+    case .unavailable(let detail):
+      return "cannot reach the Secret Service (\(detail)); start a keyring daemon such as gnome-keyring in this session, or set 'store = file' in [broker]"
+    case .timedOut(let seconds):
+      return "the Secret Service did not answer within \(seconds) s; check the keyring daemon (restart it) and try again"
+    case .readBackMismatch:
+      return "the keyring did not read back what was written; check the keyring daemon, or set 'store = file' in [broker]"
+    case .corrupt(let item): return "the stored item \(item) is not readable; run 'tokenbroker logout' for that account and sign in again"
+    case .file(let path, let detail): return "cannot use the token file '\(path)' (\(detail)); fix its permissions or remove it"
+    case .backend(let detail): return "the Secret Service failed (\(detail)); check the keyring daemon and try again"
+    }
+  }
+}

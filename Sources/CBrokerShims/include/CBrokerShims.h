@@ -1,0 +1,27 @@
+// What Swift cannot call directly: variadic libcurl setters, the static SecretSchema,
+// SO_PEERCRED and prctl (GNU-only). Symbols are cbroker_*; no logic lives here.
+#ifndef CBROKER_SHIMS_H
+#define CBROKER_SHIMS_H
+
+#include <libsecret/secret.h>
+#include <curl/curl.h>
+#include <sys/types.h>
+
+/// The schema every tokenbroker item is stored under: "org.tokenbroker.Secret",
+/// SECRET_SCHEMA_NONE, string attributes application, account, kind, scopes.
+const SecretSchema *cbroker_token_schema(void);
+
+/// Non-variadic wrappers of curl_easy_setopt / curl_easy_getinfo, one per value type.
+CURLcode cbroker_easy_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode cbroker_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
+CURLcode cbroker_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
+CURLcode cbroker_easy_setopt_write_function(CURL *handle, CURLoption option,
+                                            size_t (*fn)(char *, size_t, size_t, void *));
+CURLcode cbroker_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+
+/// SO_PEERCRED of a connected AF_UNIX socket. 0 on success, -1 and errno on failure.
+int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid);
+/// prctl(PR_SET_DUMPABLE, 0): no core dumps, no ptrace by same-uid processes. 0 or -1.
+int cbroker_disable_dumping(void);
+
+#endif
