@@ -31,6 +31,10 @@ CURLcode cbroker_easy_setopt_write_function(CURL *handle, CURLoption option,
 CURLcode cbroker_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
   return curl_easy_getinfo(handle, info, value);
 }
+CURLcode cbroker_easy_setopt_xferinfo_function(CURL *handle, CURLoption option,
+                                               curl_xferinfo_callback fn) {
+  return curl_easy_setopt(handle, option, fn);
+}
 
 int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
   struct ucred cred;

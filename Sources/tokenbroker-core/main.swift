@@ -1,1 +1,4 @@
-print("tokenbroker-core")
+import BrokerCLI
+import Glibc
+
+exit(await BrokerCommand.main(arguments: CommandLine.arguments))

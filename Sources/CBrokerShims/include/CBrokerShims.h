@@ -18,6 +18,10 @@ CURLcode cbroker_easy_setopt_pointer(CURL *handle, CURLoption option, void *valu
 CURLcode cbroker_easy_setopt_write_function(CURL *handle, CURLoption option,
                                             size_t (*fn)(char *, size_t, size_t, void *));
 CURLcode cbroker_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+/// CURLOPT_XFERINFOFUNCTION takes a callback of another type than the write/header callbacks;
+/// BrokerHTTP uses it to abort a transfer when the Swift task is cancelled.
+CURLcode cbroker_easy_setopt_xferinfo_function(CURL *handle, CURLoption option,
+                                               curl_xferinfo_callback fn);
 
 /// SO_PEERCRED of a connected AF_UNIX socket. 0 on success, -1 and errno on failure.
 int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid);

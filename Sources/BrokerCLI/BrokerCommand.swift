@@ -1,0 +1,109 @@
+import BrokerCore
+
+/// The full program's entry point: dispatches on the name it was started under and the command
+/// word, runs one command, and maps any error to one stderr line and an exit code.
+public enum BrokerCommand {
+  public static let version = "0.1.0"
+
+  /// Runs the program. `arguments` is the whole argv, argv[0] included.
+  /// - Returns: the exit status (interface.md §6); never calls `exit`.
+  public static func main(arguments: [String], context: ProcessContext = .live) async -> Int32 {
+    let name = arguments.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "tokenbroker"
+    var rest = Array(arguments.dropFirst())
+    if name.hasPrefix("git-credential-") {
+      // Git appends the action; unknown actions are ignored with exit 0 (git's rule for helpers).
+      guard let action = rest.first, GitHelperCommand.actions.contains(action) else { return 0 }
+      return await run(context: context, globals: GlobalOptions()) { runtime in
+        try await GitHelperCommand.run(action: action, runtime: runtime)
+      }
+    }
+    let globals: GlobalOptions
+    do { globals = try GlobalOptions.extract(from: &rest) } catch {
+      return report(error, context: context, verbose: false)
+    }
+    guard let command = rest.first else {
+      context.writeError(Help.top)
+      return ExitStatus.usage.rawValue
+    }
+    let args = Array(rest.dropFirst())
+    if command == "--help" || command == "-h" || command == "help" {
+      context.writeOutput(Help.top)
+      return 0
+    }
+    if args.contains("--help") || args.contains("-h") {
+      if let text = Help.command(command, args) {
+        context.writeOutput(text)
+        return 0
+      }
+    }
+    return await run(context: context, globals: globals) { runtime in
+      switch command {
+      case "login": return try await LoginCommand.run(args, runtime: runtime)
+      case "logout": return try await LogoutCommand.run(args, runtime: runtime)
+      case "revoke": return try await RevokeCommand.run(args, runtime: runtime)
+      case "token": return try await TokenCommand.run(args, runtime: runtime)
+      case "accounts": return try await AccountsCommand.run(args, runtime: runtime)
+      case "version": return try VersionCommand.run(args, runtime: runtime)
+      case "get", "store", "erase", "capability":
+        _ = try Arguments(args, valued: [], flags: [], usage: Help.usage("get"))
+        return try await GitHelperCommand.run(action: command, runtime: runtime)
+      default:
+        throw UsageError("unknown command '\(command)'", usage: Help.topUsage)
+      }
+    }
+  }
+
+  private static func run(
+    context: ProcessContext, globals: GlobalOptions, _ body: (Runtime) async throws -> ExitStatus
+  ) async -> Int32 {
+    let runtime = Runtime(context: context, globals: globals)
+    do {
+      return try await body(runtime).rawValue
+    } catch {
+      return report(error, context: context, verbose: globals.verbose)
+    }
+  }
+
+  static func report(_ error: any Error, context: ProcessContext, verbose: Bool) -> Int32 {
+    let mapped = ErrorMapping.map(error)
+    if let usage = error as? UsageError {
+      context.writeError("error: \(usage.message)\n\(usage.usage)\n")
+    } else {
+      context.say(mapped.message)
+    }
+    return mapped.status.rawValue
+  }
+}
+
+/// Options every command accepts, anywhere before `--`: `--config FILE`, `--verbose`.
+struct GlobalOptions: Sendable {
+  var configFile: String?
+  var verbose = false
+
+  static func extract(from args: inout [String]) throws -> GlobalOptions {
+    var g = GlobalOptions()
+    var out: [String] = []
+    var i = 0
+    while i < args.count {
+      let a = args[i]
+      i += 1
+      if a == "--" {
+        out.append(contentsOf: args[(i - 1)...])
+        break
+      }
+      if a == "--verbose" {
+        g.verbose = true
+      } else if a == "--config" {
+        guard i < args.count else { throw UsageError("missing value for '--config'", usage: Help.topUsage) }
+        g.configFile = args[i]
+        i += 1
+      } else if a.hasPrefix("--config=") {
+        g.configFile = String(a.dropFirst("--config=".count))
+      } else {
+        out.append(a)
+      }
+    }
+    args = out
+    return g
+  }
+}

@@ -1,0 +1,36 @@
+import BrokerCore
+import BrokerProviders
+
+/// `tokenbroker accounts [--json]`: one line per configured account: name, provider, signed in or
+/// not, identity, access-token expiry (Unix seconds in JSON, RFC 3339 in text).
+enum AccountsCommand {
+  static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
+    let a = try Arguments(args, valued: [], flags: ["json"], usage: Help.usage("accounts"))
+    _ = try a.expectPositionals([])
+    let service = try runtime.tokenService()
+    var rows: [AccountStatus] = []
+    for account in try runtime.config().accounts { rows.append(try await service.status(account: account.name)) }
+    if a.flag("json") {
+      struct Row: Encodable {
+        var name, provider: String
+        var signed_in: Bool
+        var identity: String?
+        var access_token_expires_on: Int64?
+      }
+      let doc = rows.map {
+        Row(
+          name: $0.account.name, provider: $0.account.provider.rawValue, signed_in: $0.signedIn, identity: $0.identity,
+          access_token_expires_on: $0.accessTokenExpiry)
+      }
+      runtime.context.writeOutput(JSONText.encode(doc) + "\n")
+    } else {
+      for r in rows {
+        var line = "\(r.account.name)\t\(r.account.provider.rawValue)\t\(r.signedIn ? "signed in" : "not signed in")"
+        if let id = r.identity { line += "\t\(TerminalText.clean(id))" }
+        if let e = r.accessTokenExpiry { line += "\taccess token until \(RFC3339.utc(e))" }
+        runtime.context.writeOutput(line + "\n")
+      }
+    }
+    return .success
+  }
+}

@@ -1,0 +1,130 @@
+import BrokerCore
+import BrokerProviders
+import BrokerWire
+
+/// The git credential helper actions (interface.md §4; reference/protocols.md §1).
+enum GitHelperCommand {
+  static let actions: Set<String> = ["get", "store", "erase", "capability"]
+
+  static func run(action: String, runtime: Runtime) async throws -> ExitStatus {
+    let context = runtime.context
+    if action == "capability" {
+      context.writeOutput("version 0\ncapability authtype\n")
+      return .success
+    }
+    guard let input = context.readInput(CredentialCodec.maxMessageBytes) else { throw CredentialCodecError.messageTooLarge }
+    let request = try CredentialCodec.decode(input)
+    switch action {
+    case "get": return try await get(request, runtime: runtime)
+    case "erase": return try await erase(request, runtime: runtime)
+    default: return .success  // store: the tokens are ours, nothing to keep
+    }
+  }
+
+  private static func get(_ request: CredentialMessage, runtime: Runtime) async throws -> ExitStatus {
+    let target = try GitTarget(request)
+    guard let match = try HostResolver(config: runtime.config()).resolve(host: target.host) else {
+      runtime.verbose("no account serves '\(target.host)'; leaving it to the next helper")
+      return .success
+    }
+    try target.requireSecureProtocol()
+    let token = try await runtime.tokenService().accessToken(
+      account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
+    var reply: [CredentialField] = []
+    if request.values("capability").contains("authtype") {
+      reply = [
+        CredentialField("capability[]", "authtype"), CredentialField("authtype", "Bearer"),
+        CredentialField("credential", token.accessToken.revealed), CredentialField("ephemeral", "1"),
+      ]
+    } else {
+      let username = match.username ?? token.identity ?? "tokenbroker"
+      reply = [CredentialField("username", username), CredentialField("password", token.accessToken.revealed)]
+    }
+    reply.append(CredentialField("password_expiry_utc", String(token.expiresOn)))
+    runtime.context.writeOutput(String(decoding: try CredentialCodec.encode(reply), as: UTF8.self))
+    return .success
+  }
+
+  /// Drops the access token git reports as failed, if it is one we handed out; never a refresh
+  /// token (bug-cases.md B01, B10).
+  private static func erase(_ request: CredentialMessage, runtime: Runtime) async throws -> ExitStatus {
+    guard let target = try? GitTarget(request),
+      let match = try HostResolver(config: runtime.config()).resolve(host: target.host),
+      let failed = request.value("password") ?? request.value("credential"), !failed.isEmpty
+    else { return .success }
+    let dropped = try await runtime.tokenService().eraseHandedOut(account: match.account.name, token: Secret(failed))
+    runtime.verbose(dropped ? "dropped the rejected access token of '\(match.account.name)'" : "erase matched no token of ours")
+    return .success
+  }
+}
+
+/// The `protocol` and `host` a request is about, checked against its `url` if one is given.
+struct GitTarget {
+  var proto: String
+  var host: String
+
+  /// - Throws: `HelperError` when `protocol` or `host` is missing or empty (never a wildcard,
+  ///   CVE-2020-11008) or the `url` disagrees.
+  init(_ request: CredentialMessage) throws {
+    var proto = request.value("protocol")
+    var host = request.value("host")
+    if let url = request.value("url") {
+      guard let parsed = GitTarget.parse(url: url) else { throw HelperError.badURL }
+      if proto != nil && proto != parsed.0 || host != nil && host?.lowercased() != parsed.1.lowercased() {
+        throw HelperError.badURL
+      }
+      proto = parsed.0
+      host = parsed.1
+    }
+    guard let proto, !proto.isEmpty else { throw HelperError.missing("protocol") }
+    guard let host, !host.isEmpty else { throw HelperError.missing("host") }
+    self.proto = proto.lowercased()
+    self.host = host.lowercased()
+  }
+
+  /// `https` always; `http` only to a loopback host (interface.md §4).
+  func requireSecureProtocol() throws {
+    let name = HostResolverName.stripPort(host)
+    if proto == "https" || (proto == "http" && EndpointURL.isLoopbackHost(name)) { return }
+    throw HelperError.insecureProtocol(proto, host: host)
+  }
+
+  /// Scheme and `host[:port]` of `url`, percent-decoded; nil when either is empty or a decoded
+  /// part holds a control character (CVE-2020-5260).
+  static func parse(url: String) -> (String, String)? {
+    guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
+    let scheme = String(url[..<colon])
+    var rest = url[url.index(colon, offsetBy: 3)...]
+    if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+    if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+    guard let host = percentDecode(String(rest)), !scheme.isEmpty, !host.isEmpty,
+      !host.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "/" })
+    else { return nil }
+    return (scheme.lowercased(), host)
+  }
+
+  static func percentDecode(_ s: String) -> String? {
+    var bytes: [UInt8] = []
+    var it = Array(s.utf8)[...]
+    while let b = it.popFirst() {
+      if b == UInt8(ascii: "%") {
+        guard it.count >= 2, let v = UInt8(String(decoding: it.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+        bytes.append(v)
+        it = it.dropFirst(2)
+      } else {
+        bytes.append(b)
+      }
+    }
+    return String(validating: bytes, as: UTF8.self)
+  }
+}
+
+enum HostResolverName {
+  static func stripPort(_ host: String) -> String {
+    if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+      return String(host[host.index(after: host.startIndex)..<close])
+    }
+    if let colon = host.lastIndex(of: ":"), host.firstIndex(of: ":") == colon { return String(host[..<colon]) }
+    return host
+  }
+}

@@ -1,0 +1,26 @@
+import BrokerCore
+import BrokerProviders
+
+/// `tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--format F]`:
+/// prints a valid credential, refreshing silently; never interactive (interface.md §3).
+enum TokenCommand {
+  static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
+    let usage = Help.usage("token")
+    guard args.first == "get" else {
+      throw UsageError(args.first.map { "unknown subcommand 'token \($0)'" } ?? "missing subcommand (get)", usage: usage)
+    }
+    let a = try Arguments(
+      Array(args.dropFirst()), valued: ["scope", "min-valid", "format"], flags: ["force-refresh", "json"], usage: usage)
+    let account = try a.expectPositionals(["ACCOUNT"])[0]
+    let formatName = a.flag("json") ? "json" : (a.value("format") ?? "token")
+    guard let format = TokenFormat(rawValue: formatName) else {
+      throw UsageError("unknown format '\(formatName)' (token, header, json, env, exec-credential)", usage: usage)
+    }
+    let scopes = a.values("scope").flatMap(ScopeSet.split)
+    let token = try await runtime.tokenService().accessToken(
+      account: account, scopes: scopes.isEmpty ? nil : ScopeSet(scopes), minValid: try a.seconds("min-valid"),
+      forceRefresh: a.flag("force-refresh"))
+    runtime.context.writeOutput(format.render(token))
+    return .success
+  }
+}

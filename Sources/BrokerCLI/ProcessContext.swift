@@ -1,0 +1,69 @@
+import Glibc
+
+/// The outside world of one command: arguments, environment, standard streams. Injected so
+/// BrokerCLITests run commands in-process; `live` is the real process.
+public struct ProcessContext: Sendable {
+  public var environment: [String: String]
+  public var uid: UInt32
+  /// Reads all of standard input, up to `limit` bytes (nil: more was offered).
+  public var readInput: @Sendable (_ limit: Int) -> [UInt8]?
+  public var writeOutput: @Sendable (String) -> Void
+  public var writeError: @Sendable (String) -> Void
+  /// True when standard input and standard error are terminals (only `login` may then prompt).
+  public var isInteractive: Bool
+
+  public init(
+    environment: [String: String], uid: UInt32, readInput: @escaping @Sendable (Int) -> [UInt8]?,
+    writeOutput: @escaping @Sendable (String) -> Void, writeError: @escaping @Sendable (String) -> Void,
+    isInteractive: Bool
+  ) {
+    self.environment = environment
+    self.uid = uid
+    self.readInput = readInput
+    self.writeOutput = writeOutput
+    self.writeError = writeError
+    self.isInteractive = isInteractive
+  }
+
+  /// The running process.
+  public static var live: ProcessContext {
+    var env: [String: String] = [:]
+    var p = environ
+    while let entry = p.pointee {
+      let s = String(cString: entry)
+      if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
+      p += 1
+    }
+    return ProcessContext(
+      environment: env, uid: getuid(), readInput: { readAll(fd: 0, limit: $0) },
+      writeOutput: { writeAll(fd: 1, $0) }, writeError: { writeAll(fd: 2, $0) },
+      isInteractive: isatty(0) == 1 && isatty(2) == 1)
+  }
+
+  /// Writes one message line `tokenbroker: <text>` to standard error.
+  public func say(_ text: String) { writeError("tokenbroker: " + text + "\n") }
+}
+
+func readAll(fd: Int32, limit: Int) -> [UInt8]? {
+  var out: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 65536)
+  while true {
+    let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    if n < 0 && errno == EINTR { continue }
+    if n <= 0 { break }
+    out.append(contentsOf: chunk[0..<n])
+    if out.count > limit { return nil }
+  }
+  return out
+}
+
+func writeAll(fd: Int32, _ text: String) {
+  let bytes = Array(text.utf8)
+  var offset = 0
+  while offset < bytes.count {
+    let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+    if n < 0 && errno == EINTR { continue }
+    if n <= 0 { return }
+    offset += n
+  }
+}

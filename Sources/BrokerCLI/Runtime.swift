@@ -1,0 +1,52 @@
+import BrokerCore
+import BrokerHTTP
+import BrokerProviders
+import BrokerStore
+
+/// What a command needs, built on first use: paths, the validated config, the store, the token
+/// service. One per process; never shared across tasks.
+final class Runtime {
+  let context: ProcessContext
+  let globals: GlobalOptions
+  let paths: BrokerPaths
+  private var loadedConfig: BrokerConfig?
+
+  init(context: ProcessContext, globals: GlobalOptions) {
+    self.context = context
+    self.globals = globals
+    self.paths = BrokerPaths(environment: context.environment, uid: context.uid, configOverride: globals.configFile)
+  }
+
+  /// The merged, validated config; warnings go to stderr once.
+  /// - Throws: `ConfigError` (exit 64).
+  func config() throws -> BrokerConfig {
+    if let loadedConfig { return loadedConfig }
+    let raw = try KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit)
+    let config = try ConfigParser.parse(raw)
+    for w in config.warnings { context.say("warning: " + w) }
+    loadedConfig = config
+    return config
+  }
+
+  /// The configured store: the Secret Service, or the plaintext file when `store = file`.
+  func store() throws -> any SecretStore {
+    let settings = try config().settings
+    switch settings.store {
+    case .secretService: return LibsecretStore()
+    case .file:
+      let context = self.context
+      return FileStore(path: paths.tokenFile, warn: { context.say($0) })
+    }
+  }
+
+  func tokenService() throws -> TokenService {
+    let context = self.context
+    return TokenService(
+      config: try config(), store: try store(), transport: CurlTransport(), time: SystemTime(),
+      warn: { context.say("warning: " + $0) })
+  }
+
+  func verbose(_ text: @autoclosure () -> String) {
+    if globals.verbose { context.say(text()) }
+  }
+}

@@ -1,0 +1,66 @@
+import BrokerCore
+import Glibc
+
+/// The PEM bundle handed to libcurl when a request has extra CA files: the system bundle
+/// followed by each extra file, so the extras add trust and never replace the system store.
+enum CABundle {
+  /// Files larger than this are not CA bundles (and this stops a read of `/dev/zero`).
+  static let maxFileBytes = 8 * 1024 * 1024
+
+  /// Reads `systemPath` (skipped when unreadable: libcurl's CA directory still applies) and every
+  /// file in `extra`.
+  /// - Throws: `HTTPError.other` naming the path when an extra file cannot be read or holds no
+  ///   PEM certificate.
+  static func load(extra: [String], systemPath: String, host: String) throws(HTTPError) -> [UInt8] {
+    var bundle = (try? readFile(systemPath).get()) ?? []
+    for path in extra {
+      let bytes: [UInt8]
+      switch readFile(path) {
+      case .success(let read): bytes = read
+      case .failure(let reason):
+        throw .other(host: host, detail: "cannot read CA file '\(path)': \(reason.text)")
+      }
+      guard containsPEMCertificate(bytes) else {
+        throw .other(host: host, detail: "CA file '\(path)' holds no PEM certificate")
+      }
+      if let last = bundle.last, last != UInt8(ascii: "\n") { bundle.append(UInt8(ascii: "\n")) }
+      bundle += bytes
+    }
+    return bundle
+  }
+
+  static func containsPEMCertificate(_ bytes: [UInt8]) -> Bool {
+    let marker = Array("-----BEGIN CERTIFICATE-----".utf8)
+    guard bytes.count >= marker.count else { return false }
+    return (0...(bytes.count - marker.count)).contains { i in
+      bytes[i] == marker[0] && bytes[i..<(i + marker.count)].elementsEqual(marker)
+    }
+  }
+
+  struct ReadFailure: Error {
+    var text: String
+  }
+
+  /// The whole of a regular file of at most `maxFileBytes` bytes.
+  static func readFile(_ path: String) -> Result<[UInt8], ReadFailure> {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return .failure(ReadFailure(text: String(cString: strerror(errno)))) }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { return .failure(ReadFailure(text: String(cString: strerror(errno)))) }
+    guard (info.st_mode & S_IFMT) == S_IFREG else { return .failure(ReadFailure(text: "not a regular file")) }
+    guard info.st_size <= maxFileBytes else { return .failure(ReadFailure(text: "larger than 8 MiB")) }
+    var out: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if n < 0 {
+        if errno == EINTR { continue }
+        return .failure(ReadFailure(text: String(cString: strerror(errno))))
+      }
+      if n == 0 { return .success(out) }
+      out += chunk[0..<n]
+      if out.count > maxFileBytes { return .failure(ReadFailure(text: "larger than 8 MiB")) }
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import BrokerCore
+
+/// Microsoft identity platform v2.0 (Entra ID) for one account, as a public client: `client_id`,
+/// never a client secret (protocols.md §2.3, AADSTS700025).
+public struct AzureProvider: OAuthProvider {
+  public let account: AccountConfig
+  let clientID: String
+  let endpoints: AzureEndpoints
+  let client: TokenEndpointClient
+  let time: any TimeSource
+
+  /// - Throws: `ConfigError.invalid` when the account has no `client-id`.
+  public init(account: AccountConfig, settings: BrokerSettings, transport: any HTTPTransport, time: any TimeSource)
+    throws
+  {
+    guard let clientID = account.clientID, !clientID.isEmpty else {
+      throw ConfigError.invalid(
+        file: "config", group: "account \(account.name)", key: "client-id",
+        problem: "missing (the application (client) ID of your app registration)")
+    }
+    self.account = account
+    self.clientID = clientID
+    self.endpoints = AzureEndpoints(account: account)
+    self.time = time
+    self.client = TokenEndpointClient(
+      transport: transport, time: time, caFiles: [settings.caFile, account.caFile].compactMap { $0 })
+  }
+
+  /// `POST {authority}/{tenant}/oauth2/v2.0/devicecode` (protocols.md §2.5).
+  public func startDeviceAuthorization(scopes: ScopeSet) async throws -> DeviceAuthorization {
+    try await AzureDeviceCodeFlow(provider: self).start(scopes: scopes)
+  }
+
+  /// Polls `…/token` with the device code grant (protocols.md §2.5; RFC 8628 §3.4–3.5).
+  public func pollDeviceAuthorization(_ authorization: DeviceAuthorization, scopes: ScopeSet, timeout: Int)
+    async throws -> TokenGrant
+  {
+    try await AzureDeviceCodeFlow(provider: self).poll(authorization, scopes: scopes, timeout: timeout)
+  }
+
+  /// `grant_type=refresh_token` at `…/token` (protocols.md §2.4).
+  public func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant {
+    try await AzureRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes)
+  }
+
+  var tokenHost: String { TokenEndpointClient.host(of: endpoints.token) }
+}
+
+/// The account's v2.0 endpoints: `{authority}/{tenant}/oauth2/v2.0/devicecode` and `/token`, each
+/// replaced by the account's `device-authorization-endpoint` / `token-endpoint` when set.
+struct AzureEndpoints: Sendable, Equatable {
+  var deviceAuthorization: String
+  var token: String
+
+  init(account: AccountConfig) {
+    var authority = account.authority
+    while authority.hasSuffix("/") { authority.removeLast() }
+    let base = "\(authority)/\(account.tenant)/oauth2/v2.0"
+    deviceAuthorization = account.endpoints.deviceAuthorization ?? base + "/devicecode"
+    token = account.endpoints.token ?? base + "/token"
+  }
+}
+
+/// The `scope` parameter Azure gets (protocols.md §2.6): the requested resource scopes first (the
+/// token is for the resource of the first one), then the OpenID Connect scopes, with
+/// `offline_access` always (no refresh token without it) and `openid profile` at sign-in (for the
+/// ID token).
+enum AzureScopes {
+  static let oidc = ["openid", "profile", "email", "offline_access"]
+
+  static func wire(_ requested: ScopeSet, signIn: Bool) -> String {
+    let resources = requested.items.filter { !oidc.contains($0) }
+    var wanted = Set(requested.items.filter { oidc.contains($0) })
+    wanted.insert("offline_access")
+    if signIn { wanted.formUnion(["openid", "profile"]) }
+    return (resources + oidc.filter { wanted.contains($0) }).joined(separator: " ")
+  }
+}

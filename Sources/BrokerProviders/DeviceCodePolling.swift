@@ -1,0 +1,98 @@
+import BrokerCore
+
+/// What one poll of the token endpoint said (RFC 8628 §3.5). Terminal answers (declined, expired,
+/// rejected) are thrown as `ProviderError` by the poll itself.
+enum PollOutcome: Sendable {
+  case granted(TokenGrant)
+  /// `authorization_pending`: ask again after `interval`.
+  case pending
+  /// `slow_down`: add 5 s to the interval, or take the server's `interval` if larger.
+  case slowDown(serverInterval: Int?)
+  /// 5xx, 429, timeouts, connection failures: ask again later, never sooner than `interval`.
+  case transient(what: String, remedy: String, retryAfter: Double?)
+}
+
+/// The RFC 8628 §3.4–3.5 polling loop, shared by every provider's device flow.
+///
+/// The first poll goes out at once (as MSAL does); after that the gap is `interval` seconds, grown
+/// by 5 s on each `slow_down` (or to the server's `interval` when that is larger), and doubled up to
+/// 60 s after a transient failure (RFC 8628 §3.5: reduce the polling frequency on connection
+/// timeouts). The loop ends at min(`issuedAt + expiresIn`, start + `timeout`); all waiting goes
+/// through `TimeSource.sleep`.
+struct DeviceCodePolling: Sendable {
+  let account: String
+  let time: any TimeSource
+  /// RFC 8628 §3.5: "the interval MUST be increased by 5 seconds for all subsequent requests".
+  static let slowDownStep = 5.0
+  /// Transient failures double the gap up to this many seconds.
+  static let transientCap = 60.0
+
+  /// Polls until `poll` grants, throws, or the deadline passes.
+  /// - Parameters:
+  ///   - timeout: seconds from now (`login-timeout`).
+  ///   - host: the token endpoint's host, for messages.
+  /// - Throws: what `poll` throws; at the deadline `ProviderError.deviceCodeExpired` (the code's
+  ///   life ended first), `.loginTimedOut`, or `.unavailable` when the last poll failed transiently.
+  func run(
+    _ authorization: DeviceAuthorization, timeout: Int, host: String,
+    poll: @Sendable () async throws -> PollOutcome
+  ) async throws -> TokenGrant {
+    let expiry = authorization.issuedAt + Int64(authorization.expiresIn)
+    let timeoutAt = time.now + Int64(max(0, timeout))
+    let deadline = min(expiry, timeoutAt)
+    var interval = Double(max(1, authorization.interval))
+    var lastFailure: (what: String, remedy: String)?
+
+    func deadlineError() -> ProviderError {
+      if let lastFailure {
+        return .unavailable(host: host, detail: "\(lastFailure.what) until the sign-in timed out; \(lastFailure.remedy)")
+      }
+      return expiry <= timeoutAt ? .deviceCodeExpired(account: account) : .loginTimedOut(account: account, seconds: timeout)
+    }
+
+    while true {
+      try Task.checkCancellation()
+      if time.now >= deadline { throw deadlineError() }
+      var gap: Double
+      switch try await poll() {
+      case .granted(let grant):
+        return grant
+      case .pending:
+        lastFailure = nil
+        gap = interval
+      case .slowDown(let serverInterval):
+        lastFailure = nil
+        interval = max(interval + Self.slowDownStep, Double(serverInterval ?? 0))
+        gap = interval
+      case .transient(let what, let remedy, let retryAfter):
+        lastFailure = (what, remedy)
+        interval = min(interval * 2, max(interval, Self.transientCap))
+        gap = max(interval, retryAfter ?? 0)
+      }
+      let remaining = Double(deadline - time.now)
+      if remaining <= gap {
+        if remaining > 0 { try await time.sleep(seconds: remaining) }
+        throw deadlineError()
+      }
+      try await time.sleep(seconds: gap)
+    }
+  }
+
+  /// Maps the RFC 8628 §3.5 error codes (and Microsoft's `authorization_declined`); nil for any
+  /// other `error`, which the provider classifies.
+  /// - Throws: `ProviderError.declined`, `.deviceCodeExpired`, `.rejected` (`bad_verification_code`).
+  static func outcome(for reply: OAuthErrorReply, account: String) throws(ProviderError) -> PollOutcome? {
+    switch reply.error {
+    case "authorization_pending": return .pending
+    case "slow_down": return .slowDown(serverInterval: reply.interval)
+    case "authorization_declined", "access_denied": throw .declined(account: account)
+    case "expired_token": throw .deviceCodeExpired(account: account)
+    case "bad_verification_code":
+      let evidence = reply.evidence.isEmpty ? "" : " (\(reply.evidence))"
+      throw .rejected(
+        account: account, error: reply.error,
+        detail: "the provider did not accept the device code; run 'tokenbroker login \(account)' again\(evidence)")
+    default: return nil
+    }
+  }
+}

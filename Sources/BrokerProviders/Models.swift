@@ -1,0 +1,137 @@
+import BrokerCore
+
+/// Who signed in, from the ID token's claims (OpenID Connect Core §2, §5.1; Microsoft
+/// `id-token-claims-reference`). Read without a signature check: the token came over TLS straight
+/// from the token endpoint (OpenID Connect Core §3.1.3.7 item 6).
+public struct Identity: Sendable, Equatable {
+  /// `preferred_username`, else `email`, else `upn`.
+  public var username: String?
+  /// Azure `oid`: the user's object id.
+  public var objectID: String?
+  /// Azure `tid`: the tenant the user signed in to.
+  public var tenantID: String?
+  /// `sub`: the pairwise subject (Azure) or the account id (Google).
+  public var subject: String?
+
+  public init(username: String? = nil, objectID: String? = nil, tenantID: String? = nil, subject: String? = nil) {
+    self.username = username
+    self.objectID = objectID
+    self.tenantID = tenantID
+    self.subject = subject
+  }
+
+  /// What to show and store as "the signed-in identity": the username, else `oid`, else `sub`
+  /// (interface.md §7 `identity`).
+  public var display: String? { username ?? objectID ?? subject }
+}
+
+/// A device authorization response (RFC 8628 §3.2). Strings are the server's, verbatim: strip
+/// control characters before printing them.
+public struct DeviceAuthorization: Sendable {
+  /// The code the client polls with; secret (RFC 8628 §5.6).
+  public var deviceCode: Secret
+  /// The code the user types at `verificationURI`.
+  public var userCode: String
+  /// Where the user goes (`verification_uri`, or Google's `verification_url`).
+  public var verificationURI: String
+  /// The URI with the code filled in, when the server sends one (Microsoft does not).
+  public var verificationURIComplete: String?
+  /// Seconds the device code is valid for, counted from `issuedAt` (default 900 when absent).
+  public var expiresIn: Int
+  /// Seconds to wait between polls (default 5 when absent, RFC 8628 §3.2).
+  public var interval: Int
+  /// The server's ready-made instruction text, if any.
+  public var message: String?
+  /// Unix seconds when the reply was received; `expiresIn` counts from here.
+  public var issuedAt: Int64
+
+  public init(
+    deviceCode: Secret, userCode: String, verificationURI: String, verificationURIComplete: String? = nil,
+    expiresIn: Int, interval: Int, message: String? = nil, issuedAt: Int64
+  ) {
+    self.deviceCode = deviceCode
+    self.userCode = userCode
+    self.verificationURI = verificationURI
+    self.verificationURIComplete = verificationURIComplete
+    self.expiresIn = expiresIn
+    self.interval = interval
+    self.message = message
+    self.issuedAt = issuedAt
+  }
+}
+
+/// A successful token response (RFC 6749 §5.1).
+public struct TokenGrant: Sendable {
+  public var accessToken: Secret
+  /// Unix seconds: the time of the reply plus `expires_in`.
+  public var expiresOn: Int64
+  /// The new refresh token; nil when the reply has none or `""` (keep the stored one: B11).
+  public var refreshToken: Secret?
+  /// True when the reply carried `"refresh_token": ""` (treated as absent; worth a warning).
+  public var refreshTokenWasEmpty: Bool
+  /// The granted scopes (`scope`), else the requested ones.
+  public var scopes: [String]
+  /// From the `id_token`, when the reply has one.
+  public var identity: Identity?
+  /// `token_type`; `Bearer` when absent.
+  public var tokenType: String
+
+  public init(
+    accessToken: Secret, expiresOn: Int64, refreshToken: Secret?, refreshTokenWasEmpty: Bool = false,
+    scopes: [String], identity: Identity?, tokenType: String = "Bearer"
+  ) {
+    self.accessToken = accessToken
+    self.expiresOn = expiresOn
+    self.refreshToken = refreshToken
+    self.refreshTokenWasEmpty = refreshTokenWasEmpty
+    self.scopes = scopes
+    self.identity = identity
+    self.tokenType = tokenType
+  }
+}
+
+/// An access token handed to a caller (`token get`, the git and docker helpers).
+public struct IssuedToken: Sendable {
+  public var account: String
+  public var provider: ProviderKind
+  /// `Bearer`.
+  public var tokenType: String
+  public var accessToken: Secret
+  /// Unix seconds.
+  public var expiresOn: Int64
+  /// The requested scope set, sorted (not the OIDC scopes added on the wire).
+  public var scopes: [String]
+  /// The signed-in identity stored with the refresh token, if known.
+  public var identity: String?
+
+  public init(
+    account: String, provider: ProviderKind, tokenType: String = "Bearer", accessToken: Secret, expiresOn: Int64,
+    scopes: [String], identity: String?
+  ) {
+    self.account = account
+    self.provider = provider
+    self.tokenType = tokenType
+    self.accessToken = accessToken
+    self.expiresOn = expiresOn
+    self.scopes = scopes
+    self.identity = identity
+  }
+}
+
+/// One line of `tokenbroker accounts`.
+public struct AccountStatus: Sendable {
+  public var account: AccountConfig
+  /// A refresh token is stored.
+  public var signedIn: Bool
+  public var identity: String?
+  /// Unix seconds: expiry of the cached access token for the account's default scopes (else the
+  /// latest of its cached access tokens); nil when none is cached.
+  public var accessTokenExpiry: Int64?
+
+  public init(account: AccountConfig, signedIn: Bool, identity: String?, accessTokenExpiry: Int64?) {
+    self.account = account
+    self.signedIn = signedIn
+    self.identity = identity
+    self.accessTokenExpiry = accessTokenExpiry
+  }
+}

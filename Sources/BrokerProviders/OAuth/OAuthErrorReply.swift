@@ -1,0 +1,87 @@
+import BrokerCore
+import FoundationEssentials
+
+/// An OAuth error reply (RFC 6749 §5.2) with Microsoft's extra fields (protocols.md §2.7), reduced
+/// to what is safe to show: no field here can hold a secret of the request.
+struct OAuthErrorReply: Sendable, Equatable {
+  /// The `error` code word (sanitised).
+  var error: String
+  /// `suberror` (Microsoft), sanitised.
+  var suberror: String?
+  /// `AADSTSnnnn` codes: from `error_codes`, else the leading code of `error_description`.
+  var codes: [String]
+  /// The numbers behind `codes`.
+  var numericCodes: [Int]
+  /// True when the reply carries a `claims` challenge (protocols.md §2.8).
+  var hasClaims: Bool
+  /// `interval` (seconds), which some servers add to `slow_down`.
+  var interval: Int?
+  /// The first line of `error_description` with the request's secrets redacted.
+  var detailLine: String?
+  /// The HTTP status it came with.
+  var status: Int
+
+  /// What to show: `error[, suberror], AADSTS…` or, without codes, `error: first line`.
+  var summary: String {
+    var parts = [error]
+    if let suberror { parts.append(suberror) }
+    if !codes.isEmpty { return (parts + codes).joined(separator: ", ") }
+    let head = parts.joined(separator: ", ")
+    if let detailLine, !detailLine.isEmpty { return head + ": " + detailLine }
+    return head
+  }
+
+  /// The AADSTS codes, else the redacted first line, else "": evidence for messages.
+  var evidence: String {
+    if !codes.isEmpty { return codes.joined(separator: ", ") }
+    return detailLine ?? ""
+  }
+
+  /// Parses `body`; nil unless it is a JSON object with a string `error`.
+  /// - Parameter secrets: every secret value the request carried, redacted from the description.
+  static func parse(_ body: [UInt8], status: Int, secrets: [String]) -> OAuthErrorReply? {
+    guard let b = JSONText.decode(Body.self, bytes: body), let error = b.error else { return nil }
+    let numbers = (b.errorCodes ?? []).compactMap(\.value).filter { $0 > 0 }
+    var codes = numbers.map { "AADSTS\($0)" }
+    if codes.isEmpty, let d = b.errorDescription, let code = leadingAADSTS(d) { codes = [code] }
+    return OAuthErrorReply(
+      error: Redaction.codeWord(error, redacting: secrets),
+      suberror: b.suberror.map { Redaction.codeWord($0, redacting: secrets, fallback: "unrecognised") },
+      codes: codes, numericCodes: numbers.isEmpty ? codes.compactMap { Int($0.dropFirst(6)) } : numbers,
+      hasClaims: b.hasClaims, interval: b.interval,
+      detailLine: b.errorDescription.map { Redaction.firstLine($0, redacting: secrets) }, status: status)
+  }
+
+  /// `AADSTSnnnn` when `text` starts with it (after spaces).
+  static func leadingAADSTS(_ text: String) -> String? {
+    let t = text.trimmingSpaces()
+    guard t.hasPrefix("AADSTS") else { return nil }
+    let digits = t.dropFirst(6).prefix { $0.isASCII && $0.isNumber }
+    return digits.isEmpty || digits.count > 9 ? nil : "AADSTS" + digits
+  }
+
+  private struct Body: Decodable {
+    var error: String?
+    var errorDescription: String?
+    var errorCodes: [LenientInt]?
+    var suberror: String?
+    var hasClaims: Bool
+    var interval: Int?
+
+    enum CodingKeys: String, CodingKey {
+      case error, suberror, claims, interval
+      case errorDescription = "error_description"
+      case errorCodes = "error_codes"
+    }
+
+    init(from decoder: any Decoder) throws {
+      let c = try decoder.container(keyedBy: CodingKeys.self)
+      error = c.lenientString(.error)
+      errorDescription = c.lenientString(.errorDescription)
+      errorCodes = (try? c.decodeIfPresent([LenientInt].self, forKey: .errorCodes)) ?? nil
+      suberror = c.lenientString(.suberror)
+      hasClaims = c.contains(.claims) && (try? c.decodeNil(forKey: .claims)) != true
+      interval = c.lenientInt(.interval)
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import BrokerCore
+
+/// Makes provider-supplied text safe to show (bug-cases.md B29): providers may echo a refresh token,
+/// device code or client secret in `error_description`.
+enum Redaction {
+  static let marker = "<redacted>"
+  /// Runs of token characters at least this long are treated as tokens.
+  static let tokenRunLength = 40
+
+  /// The first line of `text` with every value of `secrets`, and anything that looks like a token,
+  /// replaced by `<redacted>`; control characters dropped; at most `limit` characters.
+  static func firstLine(_ text: String, redacting secrets: [String], limit: Int = 160) -> String {
+    let line = text.prefix { $0 != "\n" && $0 != "\r" }
+    var out = String(line)
+    for s in secrets where !s.isEmpty { out = out.replacing(s, with: marker) }
+    out = redactTokenRuns(out)
+    out = String(out.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) }
+      .map(Character.init))
+    out = out.trimmingSpaces()
+    if out.count > limit { out = String(out.prefix(limit)) + "…" }
+    return out
+  }
+
+  /// Replaces runs of `[A-Za-z0-9-_.~+/=]` of `tokenRunLength` or more characters (JWTs, opaque
+  /// tokens) by `<redacted>`.
+  static func redactTokenRuns(_ text: String) -> String {
+    var out = ""
+    var run = ""
+    func flush() {
+      out += run.count >= tokenRunLength ? marker : run
+      run = ""
+    }
+    for ch in text {
+      if ch.isASCII && (ch.isLetter || ch.isNumber || "-_.~+/=".contains(ch)) {
+        run.append(ch)
+      } else {
+        flush()
+        out.append(ch)
+      }
+    }
+    flush()
+    return out
+  }
+
+  /// `value` if it is a plain OAuth code word (`[A-Za-z0-9_.:-]`, at most 64 characters) that
+  /// holds none of `secrets`, else a neutral placeholder: the `error` field is shown verbatim, so it
+  /// must not carry anything else.
+  static func codeWord(_ value: String, redacting secrets: [String] = [], fallback: String = "unrecognised_error")
+    -> String
+  {
+    let ok = !value.isEmpty && value.count <= 64
+      && value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_.:-".contains($0)) }
+      && !secrets.contains { !$0.isEmpty && (value.contains($0) || (value.count >= 8 && $0.contains(value))) }
+    return ok ? value : fallback
+  }
+}

@@ -1,0 +1,108 @@
+import BrokerCore
+
+/// A usable answer from an OAuth endpoint: a 2xx body, or an OAuth error reply.
+enum EndpointReply: Sendable {
+  /// A 2xx answer; the body is not checked yet.
+  case success([UInt8])
+  /// A JSON error reply (RFC 6749 §5.2) with any status but 5xx (and 429 other than polling
+  /// signals), classified by its `error` field, never by the status.
+  case error(OAuthErrorReply)
+}
+
+/// The result of one attempt.
+enum EndpointExchange: Sendable {
+  case reply(EndpointReply)
+  /// Worth another try: 5xx, 408, 429, timeouts and connection failures. `what` names the failure,
+  /// `remedy` what the user can do; `retryAfter` is the server's `Retry-After` in seconds, capped.
+  case transient(what: String, remedy: String, retryAfter: Double?)
+  /// Not worth another try, and not an OAuth reply (a proxy's HTML page, a TLS failure).
+  case failed(ProviderError)
+}
+
+/// Form POSTs to a provider's token-style endpoints (RFC 6749 §3.2, §4.1.3; RFC 8628 §3.1): JSON
+/// reply and error decoding, and bounded retries, shared by every provider.
+struct TokenEndpointClient: Sendable {
+  let transport: any HTTPTransport
+  let time: any TimeSource
+  /// Extra CA bundles: `[broker] ca-file` then the account's `ca-file`.
+  let caFiles: [String]
+  /// Attempts in all for transient failures.
+  var maxAttempts = 3
+  /// Upper bound for a server's `Retry-After`, in seconds.
+  var maxRetryAfter: Double = 30
+
+  /// POSTs `fields`, retrying transient failures with backoff (1 s, 2 s, … or `Retry-After`).
+  /// - Parameter secrets: secret values among `fields`, redacted from any text shown.
+  /// - Throws: `ProviderError.unavailable` after the last attempt or for a reply that is not OAuth
+  ///   JSON; `CancellationError`.
+  func post(url: String, fields: [(String, String)], secrets: [String]) async throws -> EndpointReply {
+    var attempt = 1
+    while true {
+      switch try await exchange(url: url, fields: fields, secrets: secrets) {
+      case .reply(let reply): return reply
+      case .failed(let error): throw error
+      case .transient(let what, let remedy, let retryAfter):
+        guard attempt < maxAttempts else {
+          let tries = maxAttempts == 1 ? "" : " after \(maxAttempts) attempts"
+          throw ProviderError.unavailable(host: Self.host(of: url), detail: "\(what)\(tries); \(remedy)")
+        }
+        try await time.sleep(seconds: retryAfter ?? Double(1 << (attempt - 1)))
+        attempt += 1
+      }
+    }
+  }
+
+  /// One POST, classified.
+  /// - Throws: `CancellationError` and any error of the transport that is not an `HTTPError`.
+  func exchange(url: String, fields: [(String, String)], secrets: [String]) async throws -> EndpointExchange {
+    let host = Self.host(of: url)
+    let request = HTTPRequest.form(url: url, fields: fields, caFiles: caFiles)
+    let response: HTTPResponse
+    do {
+      response = try await transport.send(request)
+    } catch let error as HTTPError {
+      return Self.classify(error, host: host)
+    }
+    let status = response.status
+    if (200..<300).contains(status) { return .reply(.success(response.body)) }
+    let oauth = OAuthErrorReply.parse(response.body, status: status, secrets: secrets)
+    let pollingSignal = oauth.map { ["slow_down", "authorization_pending"].contains($0.error) } ?? false
+    if status >= 500 || status == 408 || (status == 429 && !pollingSignal) {
+      let what = "HTTP \(status)" + (oauth.map { " (\($0.summary))" } ?? "")
+      return .transient(what: what, remedy: "try again later", retryAfter: retryAfter(response))
+    }
+    if let oauth { return .reply(.error(oauth)) }
+    return .failed(Self.unexpectedReply(host: host, status: status))
+  }
+
+  /// `Retry-After` in seconds (RFC 9110 §10.2.3), capped; nil when absent or an HTTP date.
+  func retryAfter(_ response: HTTPResponse) -> Double? {
+    guard let text = response.header("Retry-After"), let seconds = Double(text.trimmingSpaces()),
+      seconds.isFinite
+    else { return nil }
+    return min(max(0, seconds), maxRetryAfter)
+  }
+
+  static func classify(_ error: HTTPError, host: String) -> EndpointExchange {
+    switch error {
+    case .invalidURL, .insecureURL, .tls: return .failed(.unavailable(host: host, detail: error.description))
+    case .timedOut: return .transient(what: "no answer in time", remedy: "try again later", retryAfter: nil)
+    case .cannotConnect:
+      return .transient(what: "cannot connect", remedy: "check the network and proxy settings", retryAfter: nil)
+    case .cannotResolve:
+      return .transient(
+        what: "cannot resolve the host name", remedy: "check the network, DNS and proxy settings", retryAfter: nil)
+    case .other(_, let detail):
+      return .transient(what: "the request failed (\(detail))", remedy: "try again later", retryAfter: nil)
+    }
+  }
+
+  /// `host[:port]` of `url`, for messages (never the path or query).
+  static func host(of url: String) -> String { EndpointURL(url)?.authority ?? "the configured endpoint" }
+
+  /// A reply that is not the JSON an OAuth endpoint sends: typically a proxy's or portal's page.
+  static func unexpectedReply(host: String, status: Int) -> ProviderError {
+    .unavailable(
+      host: host, detail: "unexpected reply from \(host) (HTTP \(status), not an OAuth JSON answer); check the proxy settings")
+  }
+}

@@ -1,0 +1,65 @@
+import BrokerCore
+import FoundationEssentials
+
+/// Successful token responses (RFC 6749 §5.1; protocols.md §2.3).
+enum TokenReply {
+  /// Lifetime assumed when `expires_in` is absent (RFC 6749 §5.1 makes it optional; Microsoft and
+  /// Google always send it, 3599 s in their examples).
+  static let defaultLifetime = 3600
+
+  /// Parses a 2xx body into a grant. `expiresOn` is `now + expires_in`.
+  /// - Parameters:
+  ///   - requested: the scopes asked for; the grant's scopes when the reply has no `scope`.
+  ///   - now: Unix seconds when the reply arrived.
+  /// - Throws: `ProviderError.unavailable` when the body is not JSON, lacks `access_token`, or
+  ///   carries a token that has already expired (`expires_in` ≤ 0).
+  static func grant(from body: [UInt8], requested: ScopeSet, now: Int64, host: String) throws(ProviderError)
+    -> TokenGrant
+  {
+    guard let b = JSONText.decode(Body.self, bytes: body), let token = b.accessToken, !token.isEmpty else {
+      throw TokenEndpointClient.unexpectedReply(host: host, status: 200)
+    }
+    let lifetime = b.expiresIn ?? defaultLifetime
+    guard lifetime > 0 else {
+      throw ProviderError.unavailable(
+        host: host, detail: "it returned an access token that has already expired (expires_in \(lifetime)); try again later")
+    }
+    let scopes = b.scope.map(ScopeSet.split) ?? []
+    var tokenType = b.tokenType.map { Redaction.codeWord($0, fallback: "Bearer") } ?? "Bearer"
+    if tokenType.lowercased() == "bearer" { tokenType = "Bearer" }
+    return TokenGrant(
+      accessToken: Secret(token), expiresOn: now + Int64(lifetime),
+      refreshToken: b.refreshToken.flatMap { $0.isEmpty ? nil : Secret($0) },
+      refreshTokenWasEmpty: b.refreshToken == "",
+      scopes: scopes.isEmpty ? requested.items : scopes,
+      identity: b.idToken.flatMap(IDToken.identity(from:)), tokenType: tokenType)
+  }
+
+  private struct Body: Decodable {
+    var accessToken: String?
+    var tokenType: String?
+    var expiresIn: Int?
+    var refreshToken: String?
+    var scope: String?
+    var idToken: String?
+
+    enum CodingKeys: String, CodingKey {
+      case scope
+      case accessToken = "access_token"
+      case tokenType = "token_type"
+      case expiresIn = "expires_in"
+      case refreshToken = "refresh_token"
+      case idToken = "id_token"
+    }
+
+    init(from decoder: any Decoder) throws {
+      let c = try decoder.container(keyedBy: CodingKeys.self)
+      accessToken = c.lenientString(.accessToken)
+      tokenType = c.lenientString(.tokenType)
+      expiresIn = c.lenientInt(.expiresIn)
+      refreshToken = c.lenientString(.refreshToken)
+      scope = c.lenientString(.scope)
+      idToken = c.lenientString(.idToken)
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import BrokerCore
+
+/// Why getting a token from an identity provider failed. Each case maps to one exit status
+/// (interface.md §6, mapped in BrokerCLI's `ErrorMapping`); no payload ever holds a token, code,
+/// device code or client secret (bug-cases.md B29).
+public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// Exit 3. Not signed in (`reason` is exactly `not signed in`), the refresh token was rejected
+  /// (`invalid_grant`), or the provider needs an interactive step for this resource
+  /// (`interaction_required`, `consent_required`, claims challenges). `reason` names the OAuth
+  /// error and AADSTS code, never a token.
+  case signInRequired(account: String, reason: String)
+  /// Exit 6. The user declined the sign-in (`authorization_declined`, `access_denied`; RFC 8628 §3.5).
+  case declined(account: String)
+  /// Exit 6. The device code expired (`expired_token`, or its `expires_in` passed) before approval.
+  case deviceCodeExpired(account: String)
+  /// Exit 6. The sign-in did not complete within `seconds` (`login-timeout`).
+  case loginTimedOut(account: String, seconds: Int)
+  /// Exit 4. The provider at `host` could not be used: 5xx or 429 after retries, a timeout or
+  /// connection failure (`HTTPError`), or a reply that is not the JSON it should be (a proxy's
+  /// HTML page). `detail` is one phrase of what happened and what to do.
+  case unavailable(host: String, detail: String)
+  /// Exit 1. The provider refused the request for a reason the user must fix in the config or the
+  /// app registration (`invalid_client`, `invalid_scope`, `unauthorized_client`, …). `error` is the
+  /// OAuth `error` value; `detail` says what to check and ends with the AADSTS code if there is one.
+  case rejected(account: String, error: String, detail: String)
+  /// Exit 64. A provider or flow that is not implemented yet; the text says what to use instead.
+  case unsupported(String)
+
+  /// The `reason` of `.signInRequired` when no refresh token is stored.
+  public static let notSignedIn = "not signed in"
+
+  /// One line: what failed; what to do (code-models.md §9.5).
+  public var description: String {
+    switch self {
+    case .signInRequired(let account, let reason):
+      if reason == ProviderError.notSignedIn {
+        return "'\(account)' is not signed in; run 'tokenbroker login \(account)'"
+      }
+      return "sign-in needed for '\(account)': \(reason); run 'tokenbroker login \(account)'"
+    case .declined(let account):
+      return "the sign-in to '\(account)' was declined; run 'tokenbroker login \(account)' again and approve it"
+    case .deviceCodeExpired(let account):
+      return "the device code for '\(account)' expired before the sign-in was approved; "
+        + "run 'tokenbroker login \(account)' again and enter the new code sooner"
+    case .loginTimedOut(let account, let seconds):
+      return "the sign-in to '\(account)' did not complete within \(seconds) s; "
+        + "run 'tokenbroker login \(account)' again, or raise login-timeout in [broker]"
+    case .unavailable(let host, let detail):
+      return "the identity provider '\(host)' could not be used: \(detail)"
+    case .rejected(let account, let error, let detail):
+      return "the identity provider rejected the request for '\(account)' (\(error)); \(detail)"
+    case .unsupported(let text):
+      return text
+    }
+  }
+}
+
+/// Thrown by `OAuthProvider.refresh` when the provider rejected the refresh token itself
+/// (RFC 6749 §5.2 `invalid_grant` without an interaction sub-error: expired, revoked, already
+/// redeemed). `TokenService` handles it (interface.md §6: delete the item only if it still holds
+/// this very token) and rethrows `ProviderError.signInRequired`; it never reaches the CLI.
+public struct RefreshTokenRejected: Error, Sendable, Equatable, CustomStringConvertible {
+  public var account: String
+  /// E.g. `the refresh token was rejected (invalid_grant, AADSTS50173: …)`; never a token.
+  public var reason: String
+  public init(account: String, reason: String) {
+    self.account = account
+    self.reason = reason
+  }
+  /// The error the user sees.
+  public var providerError: ProviderError { .signInRequired(account: account, reason: reason) }
+  public var description: String { providerError.description }
+}

@@ -1,0 +1,104 @@
+import BrokerCore
+
+extension TokenService {
+  /// `token get` and git `get`: an access token for `scopes` (default: the account's) valid for at
+  /// least max(`refresh-margin`, `minValid`) seconds, from the cache or by a silent refresh.
+  ///
+  /// A rotated refresh token is stored before the access token is cached or returned; a reply
+  /// without one (or with `""`) keeps the stored token (B08, B11). A token that expires within
+  /// `minValid` even fresh from the provider is returned all the same (the provider sets its
+  /// lifetime); one already expired never is (B14).
+  /// - Parameters:
+  ///   - minValid: seconds the token must stay valid, or nil.
+  ///   - forceRefresh: skip the cache.
+  /// - Throws: `ConfigError.unknownAccount`; `ProviderError.signInRequired` (not signed in, refresh
+  ///   token rejected: then deleted if unchanged, with the account's access tokens; or an
+  ///   interactive step needed), `.unavailable`, `.rejected`, `.unsupported`; `StoreError` (a
+  ///   failure to store a rotated refresh token propagates).
+  public func accessToken(account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws
+    -> IssuedToken
+  {
+    let account = try config.requireAccount(name)
+    let requested = scopes.flatMap { $0.isEmpty ? nil : $0 } ?? ScopeSet(account.scopes)
+    guard !requested.isEmpty else {
+      throw ConfigError.invalid(
+        file: "config", group: "account \(name)", key: "scopes", problem: "empty; list the scopes to request, or pass --scope")
+    }
+    let provider = try makeProvider(account)
+    let needed = Int64(max(config.settings.refreshMargin, minValid ?? 0))
+
+    if !forceRefresh, let cached = try await loadAccessRecord(name, requested), cached.expiresOn - time.now >= needed {
+      // An access token never outlives the sign-in (B20): no refresh token, no cached token.
+      guard let record = try await loadRefreshRecord(name) else {
+        try? await dropAccessTokens(account: name)
+        throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
+      }
+      return IssuedToken(
+        account: name, provider: account.provider, tokenType: cached.tokenType, accessToken: cached.accessToken,
+        expiresOn: cached.expiresOn, scopes: requested.items, identity: record.identity)
+    }
+
+    guard let record = try await loadRefreshRecord(name) else {
+      throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
+    }
+    let (grant, used) = try await refreshHandlingRejection(provider, record, account: account, scopes: requested)
+    let identity = try await storeRotated(grant, previous: used, account: account)
+    guard grant.expiresOn > time.now else {
+      throw ProviderError.unavailable(
+        host: Providers.tokenHost(for: account),
+        detail: "it returned an access token that has already expired; check the system clock and try again")
+    }
+    let token = IssuedToken(
+      account: name, provider: account.provider, tokenType: grant.tokenType, accessToken: grant.accessToken,
+      expiresOn: grant.expiresOn, scopes: requested.items, identity: identity)
+    await cacheAccessToken(token, account)
+    return token
+  }
+
+  /// Refreshes with `record`; on `invalid_grant` follows interface.md §6: reload the item; if it
+  /// still holds the rejected token, delete it and the account's access tokens; if another process
+  /// stored a newer one meanwhile, try once more with that.
+  /// - Returns: the grant and the record whose token earned it.
+  func refreshHandlingRejection(
+    _ provider: any OAuthProvider, _ record: RefreshTokenRecord, account: AccountConfig, scopes: ScopeSet
+  ) async throws -> (TokenGrant, RefreshTokenRecord) {
+    var current = record
+    var triesLeft = 2
+    while true {
+      triesLeft -= 1
+      do {
+        return (try await provider.refresh(current.refreshToken, scopes: scopes), current)
+      } catch let rejected as RefreshTokenRejected {
+        guard let stored = try await loadRefreshRecord(account.name) else { throw rejected.providerError }
+        if stored.refreshToken == current.refreshToken {
+          try await store.delete(.refreshToken(account.name))
+          do {
+            try await dropAccessTokens(account: account.name)
+          } catch {
+            warn("could not drop the cached access tokens of '\(account.name)' (\(error))")
+          }
+          throw rejected.providerError
+        }
+        guard triesLeft > 0 else { throw rejected.providerError }
+        current = stored
+      }
+    }
+  }
+
+  /// Stores a rotated refresh token (keeping identity and tenant); nothing when the grant has none.
+  /// - Returns: the identity to report.
+  /// - Throws: `StoreError`: the new token must be stored before any access token is handed out.
+  func storeRotated(_ grant: TokenGrant, previous: RefreshTokenRecord, account: AccountConfig) async throws -> String? {
+    let identity = previous.identity ?? grant.identity?.display
+    if grant.refreshTokenWasEmpty {
+      warn("the provider sent an empty refresh_token for '\(account.name)'; keeping the stored one")
+    }
+    guard let newToken = grant.refreshToken, newToken != previous.refreshToken else { return identity }
+    let record = RefreshTokenRecord(
+      refreshToken: newToken, identity: identity, tenant: previous.tenant ?? grant.identity?.tenantID,
+      objectID: previous.objectID ?? grant.identity?.objectID, obtainedAt: time.now)
+    let key = ItemKey.refreshToken(account.name)
+    try await store.save(key, label: label(key, account), secret: record.encoded())
+    return identity
+  }
+}

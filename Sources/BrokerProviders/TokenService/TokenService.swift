@@ -1,0 +1,82 @@
+import BrokerCore
+
+/// The token policy of interface.md §3 and §6 over a provider and a store: cached access tokens,
+/// silent refresh with rotation, sign-in, sign-out.
+///
+/// Stateless: every call reads the store. Concurrent callers in one process may each refresh; the
+/// agent's single flight is what makes many callers cause one refresh (interface.md §8).
+public struct TokenService: Sendable {
+  /// The validated configuration the service works from.
+  public let config: BrokerConfig
+  let store: any SecretStore
+  let time: any TimeSource
+  let warn: @Sendable (String) -> Void
+  let makeProvider: @Sendable (AccountConfig) throws -> any OAuthProvider
+
+  /// - Parameter warn: receives one-line warnings (never a secret), e.g. an access token that could
+  ///   not be cached.
+  public init(
+    config: BrokerConfig, store: any SecretStore, transport: any HTTPTransport, time: any TimeSource,
+    warn: @escaping @Sendable (String) -> Void
+  ) {
+    let settings = config.settings
+    self.init(
+      config: config, store: store, time: time, warn: warn,
+      makeProvider: { try Providers.make(for: $0, settings: settings, transport: transport, time: time) })
+  }
+
+  /// With the caller's provider factory (tests; later a registry that reuses providers). The
+  /// factory throws what `Providers.make` throws.
+  public init(
+    config: BrokerConfig, store: any SecretStore, time: any TimeSource, warn: @escaping @Sendable (String) -> Void,
+    makeProvider: @escaping @Sendable (AccountConfig) throws -> any OAuthProvider
+  ) {
+    self.config = config
+    self.store = store
+    self.time = time
+    self.warn = warn
+    self.makeProvider = makeProvider
+  }
+
+  /// Deletes every cached access token of `account` (all scope sets); the refresh token stays.
+  /// - Throws: `StoreError`.
+  public func dropAccessTokens(account: String) async throws {
+    try await store.deleteAll(account: account, kind: .accessToken)
+  }
+
+  // MARK: store helpers
+
+  func label(_ key: ItemKey, _ account: AccountConfig) -> String { key.label(provider: account.provider.rawValue) }
+
+  /// The stored refresh token record, or nil. - Throws: `StoreError` (`.corrupt` for a bad document).
+  func loadRefreshRecord(_ account: String) async throws -> RefreshTokenRecord? {
+    let key = ItemKey.refreshToken(account)
+    guard let secret = try await store.load(key) else { return nil }
+    return try RefreshTokenRecord.decode(secret, item: key.description)
+  }
+
+  /// The cached access token for exactly `scopes`, or nil (a corrupt item counts as none: it is
+  /// replaced on the next save). - Throws: `StoreError` other than `.corrupt`.
+  func loadAccessRecord(_ account: String, _ scopes: ScopeSet) async throws -> AccessTokenRecord? {
+    let key = ItemKey.accessToken(account, scopes)
+    guard let secret = try await store.load(key) else { return nil }
+    do {
+      return try AccessTokenRecord.decode(secret, item: key.description)
+    } catch {
+      warn("the cached access token \(key) is not readable; ignoring it")
+      return nil
+    }
+  }
+
+  /// Caches `token`; a failure is only a warning (the token is good either way).
+  func cacheAccessToken(_ token: IssuedToken, _ account: AccountConfig) async {
+    let key = ItemKey.accessToken(account.name, ScopeSet(token.scopes))
+    let record = AccessTokenRecord(
+      accessToken: token.accessToken, expiresOn: token.expiresOn, scopes: token.scopes, tokenType: token.tokenType)
+    do {
+      try await store.save(key, label: label(key, account), secret: record.encoded())
+    } catch {
+      warn("could not cache the access token of '\(account.name)' (\(error)); it will be refreshed next time")
+    }
+  }
+}

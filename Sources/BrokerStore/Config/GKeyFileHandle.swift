@@ -1,0 +1,96 @@
+internal import BrokerCore
+internal import CLibsecret
+
+/// Owns one `GKeyFile` (GLib key-file parser, interface.md §2.1) and frees it in `deinit`.
+/// Every GError and string array is freed in the method that receives it.
+final class GKeyFileHandle {
+  let pointer: OpaquePointer
+
+  init() { pointer = g_key_file_new() }
+  deinit { g_key_file_unref(pointer) }
+
+  /// Outcome of reading a file.
+  enum LoadResult {
+    case loaded
+    case missing
+    case failed(String)
+  }
+
+  /// `g_key_file_load_from_file` with `G_KEY_FILE_KEEP_COMMENTS | G_KEY_FILE_KEEP_TRANSLATIONS`.
+  func load(_ path: String) -> LoadResult {
+    var error: UnsafeMutablePointer<GError>?
+    let flags = GKeyFileFlags(G_KEY_FILE_KEEP_COMMENTS.rawValue | G_KEY_FILE_KEEP_TRANSLATIONS.rawValue)
+    if g_key_file_load_from_file(pointer, path, flags, &error) != 0 { return .loaded }
+    guard let error else { return .failed("unknown error") }
+    defer { g_error_free(error) }
+    if error.pointee.domain == g_file_error_quark() && error.pointee.code == Int32(G_FILE_ERROR_NOENT.rawValue) {
+      return .missing
+    }
+    return .failed(Self.message(error))
+  }
+
+  /// Group names in file order.
+  var groups: [String] { Self.strings(g_key_file_get_groups(pointer, nil)) }
+
+  /// Key names of `group` in file order (empty when the group does not exist).
+  func keys(_ group: String) -> [String] { Self.strings(g_key_file_get_keys(pointer, group, nil, nil)) }
+
+  func hasGroup(_ group: String) -> Bool { g_key_file_has_group(pointer, group) != 0 }
+
+  /// `g_key_file_get_string`: the value with escapes (`\s`, `\n`, `\t`, `\\`) decoded, and
+  /// trailing spaces and tabs of the line removed (GKeyFile keeps them; interface.md §2.1 trims).
+  /// An escaped trailing space (`\s`) is kept.
+  func string(_ group: String, _ key: String) -> Result<String, KeyFileValueError> {
+    var error: UnsafeMutablePointer<GError>?
+    let value = g_key_file_get_string(pointer, group, key, &error)
+    defer { g_free(value) }
+    if let error {
+      defer { g_error_free(error) }
+      return .failure(KeyFileValueError(message: Self.message(error)))
+    }
+    let decoded = value.map { String(cString: $0) } ?? ""
+    // Literal trailing blanks of the raw value are the decoded value's last characters, one for one.
+    let raw = g_key_file_get_value(pointer, group, key, nil)
+    defer { g_free(raw) }
+    let blanks = raw.map { String(cString: $0) }?.reversed().prefix { $0 == " " || $0 == "\t" }.count ?? 0
+    return .success(String(decoded.dropLast(blanks)))
+  }
+
+  /// `g_key_file_set_string` (escapes what the value needs).
+  func set(_ group: String, _ key: String, _ value: String) { g_key_file_set_string(pointer, group, key, value) }
+
+  func removeKey(_ group: String, _ key: String) { _ = g_key_file_remove_key(pointer, group, key, nil) }
+  func removeGroup(_ group: String) { _ = g_key_file_remove_group(pointer, group, nil) }
+
+  /// The file text (`g_key_file_to_data`), comments included.
+  var data: [UInt8] {
+    var length: gsize = 0
+    guard let text = g_key_file_to_data(pointer, &length, nil) else { return [] }
+    defer { g_free(text) }
+    return text.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+      Array(UnsafeBufferPointer(start: $0, count: Int(length)))
+    }
+  }
+
+  private static func message(_ error: UnsafeMutablePointer<GError>) -> String {
+    error.pointee.message.map { String(cString: $0) } ?? "unknown error"
+  }
+
+  /// Copies and frees a NULL-terminated `gchar **`.
+  private static func strings(_ array: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?) -> [String] {
+    guard let array else { return [] }
+    defer { g_strfreev(array) }
+    var result: [String] = []
+    var i = 0
+    while let s = array[i] {
+      result.append(String(cString: s))
+      i += 1
+    }
+    return result
+  }
+}
+
+/// GLib's message for a value `g_key_file_get_string` rejects (for example a bad escape).
+struct KeyFileValueError: Error {
+  let message: String
+}

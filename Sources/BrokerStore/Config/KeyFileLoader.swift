@@ -1,0 +1,59 @@
+public import BrokerCore
+
+/// Reads the config files with GLib's GKeyFile (interface.md §2.1).
+///
+/// GKeyFile rules apply: `#` starts a comment only at the start of a line (a `#` after a value is
+/// part of the value); a value is the rest of its line with surrounding white space removed;
+/// escapes `\s`, `\n`, `\t`, `\\` are decoded. Files merge key by key, later files winning
+/// (`RawConfig.merged(with:)`).
+public enum KeyFileLoader {
+  /// Reads `paths` in order and merges them.
+  /// - Parameters:
+  ///   - paths: `BrokerPaths.configFiles`.
+  ///   - explicit: true for a `--config`/`TOKENBROKER_CONFIG` file, which must exist; otherwise
+  ///     a missing file is skipped.
+  /// - Throws: `ConfigError.unreadable(file:detail:)` for a missing explicit file, an unreadable
+  ///   file or a syntax error (detail: GLib's message); `ConfigError.invalid` for a value GLib
+  ///   cannot decode.
+  public static func load(paths: [String], explicit: Bool) throws -> RawConfig {
+    var config = RawConfig()
+    for path in paths {
+      guard let raw = try load(file: path, required: explicit) else { continue }
+      config = config.merged(with: raw)
+    }
+    return config
+  }
+
+  /// Reads the files that `paths` names.
+  /// - Throws: as `load(paths:explicit:)`.
+  public static func load(_ paths: BrokerPaths) throws -> RawConfig {
+    try load(paths: paths.configFiles, explicit: paths.configIsExplicit)
+  }
+
+  /// One file's groups (in file order) and entries, or nil when the file is missing and not
+  /// `required`.
+  /// - Throws: as `load(paths:explicit:)`.
+  public static func load(file path: String, required: Bool) throws -> RawConfig? {
+    let keyFile = GKeyFileHandle()
+    switch keyFile.load(path) {
+    case .missing:
+      if required { throw ConfigError.unreadable(file: path, detail: "no such file") }
+      return nil
+    case .failed(let message): throw ConfigError.unreadable(file: path, detail: message)
+    case .loaded: break
+    }
+    var groups: [RawConfig.Group] = []
+    for name in keyFile.groups {
+      var entries: [RawConfig.Entry] = []
+      for key in keyFile.keys(name) {
+        switch keyFile.string(name, key) {
+        case .success(let value): entries.append(RawConfig.Entry(key: key, value: value, file: path))
+        case .failure(let error):
+          throw ConfigError.invalid(file: path, group: name, key: key, problem: error.message)
+        }
+      }
+      groups.append(RawConfig.Group(name: name, file: path, entries: entries))
+    }
+    return RawConfig(groups: groups)
+  }
+}

@@ -1,0 +1,38 @@
+internal import BrokerCore
+internal import CLibsecret
+
+/// Turns a `GError` from libsecret/GDBus into a `StoreError` and frees it. Call exactly once per
+/// non-nil error. GLib messages name objects and causes, never secret values (B29).
+///
+/// - `deadline` expired (the call was cancelled by our timer), or a D-Bus timeout: `.timedOut`.
+/// - `SECRET_ERROR_IS_LOCKED` (protocols.md §5.3): `.locked`.
+/// - no bus, no service, activation failure (keyring-notes.md): `.unavailable` (also every error
+///   while connecting when `connecting` is true).
+/// - anything else: `.backend`.
+func consume(_ error: UnsafeMutablePointer<GError>, deadline: Deadline, connecting: Bool = false) -> StoreError {
+  defer { g_error_free(error) }
+  let domain = error.pointee.domain
+  let code = error.pointee.code
+  if deadline.expired { return .timedOut(seconds: deadline.seconds) }
+  g_dbus_error_strip_remote_error(error)
+  let message = error.pointee.message.map { String(cString: $0) } ?? "unknown error"
+
+  if domain == g_io_error_quark() {
+    if code == Int32(G_IO_ERROR_TIMED_OUT.rawValue) { return .timedOut(seconds: deadline.seconds) }
+  }
+  if domain == g_dbus_error_quark() {
+    let timeouts: [GDBusError] = [G_DBUS_ERROR_NO_REPLY, G_DBUS_ERROR_TIMEOUT, G_DBUS_ERROR_TIMED_OUT]
+    if timeouts.contains(where: { Int32($0.rawValue) == code }) { return .timedOut(seconds: deadline.seconds) }
+    let absent: [GDBusError] = [
+      G_DBUS_ERROR_SERVICE_UNKNOWN, G_DBUS_ERROR_NAME_HAS_NO_OWNER, G_DBUS_ERROR_NO_SERVER,
+      G_DBUS_ERROR_DISCONNECTED, G_DBUS_ERROR_SPAWN_EXEC_FAILED, G_DBUS_ERROR_SPAWN_FORK_FAILED,
+      G_DBUS_ERROR_SPAWN_CHILD_EXITED, G_DBUS_ERROR_SPAWN_CHILD_SIGNALED, G_DBUS_ERROR_SPAWN_FAILED,
+      G_DBUS_ERROR_SPAWN_SETUP_FAILED, G_DBUS_ERROR_SPAWN_CONFIG_INVALID, G_DBUS_ERROR_SPAWN_SERVICE_INVALID,
+      G_DBUS_ERROR_SPAWN_SERVICE_NOT_FOUND, G_DBUS_ERROR_SPAWN_PERMISSIONS_INVALID,
+      G_DBUS_ERROR_SPAWN_FILE_INVALID, G_DBUS_ERROR_SPAWN_NO_MEMORY,
+    ]
+    if absent.contains(where: { Int32($0.rawValue) == code }) { return .unavailable(detail: message) }
+  }
+  if domain == secret_error_get_quark() && code == Int32(SECRET_ERROR_IS_LOCKED.rawValue) { return .locked }
+  return connecting ? .unavailable(detail: message) : .backend(detail: message)
+}

@@ -1,0 +1,118 @@
+internal import BrokerCore
+internal import CBrokerShims
+internal import CLibsecret
+
+/// All unsafe libsecret calls of one store operation, on the libsecret queue only (not Sendable).
+///
+/// Every call takes the operation's `Deadline` cancellable; every GError, GList, GHashTable and
+/// SecretValue is released in the scope that receives it; `SecretItem`/`SecretCollection`
+/// references are owned by `LibsecretObject`.
+final class LibsecretSession {
+  private let service: LibsecretObject
+  let deadline: Deadline
+
+  /// Connects (`secret_service_get_sync` with `SECRET_SERVICE_OPEN_SESSION`).
+  /// - Throws: `.unavailable` (no session bus, no service), `.timedOut`.
+  init(deadline: Deadline) throws(StoreError) {
+    self.deadline = deadline
+    var error: UnsafeMutablePointer<GError>?
+    let s = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, deadline.cancellable, &error)
+    if let error { throw consume(error, deadline: deadline, connecting: true) }
+    guard let s else { throw StoreError.unavailable(detail: "no Secret Service object") }
+    service = LibsecretObject(s)
+  }
+
+  private var servicePointer: UnsafeMutablePointer<SecretService> { service.pointer(SecretService.self) }
+
+  private func check(_ error: UnsafeMutablePointer<GError>?) throws(StoreError) {
+    if let error { throw consume(error, deadline: deadline) }
+  }
+
+  /// Items matching `attributes` (plus `xdg:schema`), locked ones included: `SECRET_SEARCH_ALL`,
+  /// never `SECRET_SEARCH_UNLOCK`, so no prompt is raised (keyring-notes.md).
+  func search(_ attributes: [(String, String)]) throws(StoreError) -> [LibsecretItem] {
+    let table = AttributeTable(attributes)
+    var error: UnsafeMutablePointer<GError>?
+    let list = secret_service_search_sync(
+      servicePointer, cbroker_token_schema(), table.pointer, SECRET_SEARCH_ALL, deadline.cancellable, &error)
+    var items: [LibsecretItem] = []
+    var node = list
+    while let n = node {  // the list owns one reference per item: hand it to LibsecretObject
+      if let data = n.pointee.data { items.append(LibsecretItem(LibsecretObject(data))) }
+      node = n.pointee.next
+    }
+    g_list_free(list)
+    try check(error)
+    return items
+  }
+
+  /// The `default` alias collection, or nil when there is none (`secret_collection_for_alias_sync`).
+  func defaultCollection() throws(StoreError) -> LibsecretObject? {
+    var error: UnsafeMutablePointer<GError>?
+    let c = secret_collection_for_alias_sync(
+      servicePointer, "default", SECRET_COLLECTION_NONE, deadline.cancellable, &error)
+    try check(error)
+    return c.map { LibsecretObject($0) }
+  }
+
+  func isLocked(collection: LibsecretObject) -> Bool {
+    secret_collection_get_locked(collection.pointer(SecretCollection.self)) != 0
+  }
+
+  /// Creates the item, replacing one with the same attributes unless `replace` is false;
+  /// `text` is stored as text/plain.
+  func create(
+    in collection: LibsecretObject, attributes: [(String, String)], label: String, text: String,
+    replace: Bool = true
+  ) throws(StoreError) -> LibsecretItem {
+    let table = AttributeTable(attributes)
+    let bytes = Array(text.utf8)
+    let value = bytes.withUnsafeBufferPointer { buffer in
+      buffer.withMemoryRebound(to: CChar.self) {
+        secret_value_new($0.baseAddress, gssize($0.count), "text/plain")
+      }
+    }
+    defer { secret_value_unref(value.map { UnsafeMutableRawPointer($0) }) }
+    var error: UnsafeMutablePointer<GError>?
+    let item = secret_item_create_sync(
+      collection.pointer(SecretCollection.self), cbroker_token_schema(), table.pointer, label, value,
+      replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE, deadline.cancellable, &error)
+    try check(error)
+    guard let item else { throw StoreError.backend(detail: "the Secret Service created no item") }
+    return LibsecretItem(LibsecretObject(item))
+  }
+
+  /// The secret bytes of an unlocked item, fetched from the service (`secret_item_load_secret_sync`).
+  func secret(of item: LibsecretItem) throws(StoreError) -> [UInt8] {
+    var error: UnsafeMutablePointer<GError>?
+    _ = secret_item_load_secret_sync(item.pointer, deadline.cancellable, &error)
+    try check(error)
+    guard let value = secret_item_get_secret(item.pointer) else {
+      throw StoreError.backend(detail: "the Secret Service returned no secret for \(item.path)")
+    }
+    defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+    var length = 0
+    guard let bytes = secret_value_get(value, &length) else { return [] }
+    return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
+      Array(UnsafeBufferPointer(start: $0, count: length))
+    }
+  }
+
+  func delete(_ item: LibsecretItem) throws(StoreError) {
+    var error: UnsafeMutablePointer<GError>?
+    _ = secret_item_delete_sync(item.pointer, deadline.cancellable, &error)
+    try check(error)
+  }
+
+  /// Asks the service to unlock `collection` (may show a prompt); false when it was dismissed.
+  func unlock(_ collection: LibsecretObject) throws(StoreError) -> Bool {
+    let objects = g_list_append(nil, collection.raw)
+    defer { g_list_free(objects) }
+    var unlocked: UnsafeMutablePointer<GList>?
+    var error: UnsafeMutablePointer<GError>?
+    let count = secret_service_unlock_sync(servicePointer, objects, deadline.cancellable, &unlocked, &error)
+    g_list_free_full(unlocked, g_object_unref)
+    try check(error)
+    return count > 0
+  }
+}

@@ -1,0 +1,19 @@
+internal import BrokerCore
+
+/// Hooks for BrokerStoreTests (`@testable import`): states the public API never creates.
+extension LibsecretStore {
+  /// The number of items matching `key`, locked ones included.
+  func itemCount(_ key: ItemKey) async throws -> Int {
+    try await perform { session throws(StoreError) in try session.search(key.attributes).count }
+  }
+
+  /// Adds an item without replacing an existing one, making a duplicate (B06: a crash or a
+  /// concurrent writer of another program).
+  func insertDuplicate(_ key: ItemKey, label: String, secret: Secret) async throws {
+    try await perform { session throws(StoreError) in
+      guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
+      _ = try session.create(
+        in: collection, attributes: key.attributes, label: label, text: secret.revealed, replace: false)
+    }
+  }
+}

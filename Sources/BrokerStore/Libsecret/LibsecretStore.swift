@@ -1,0 +1,131 @@
+public import BrokerCore
+internal import CLibsecret
+internal import Dispatch
+
+/// The `SecretStore` over the freedesktop Secret Service through libsecret (interface.md §7).
+///
+/// Items use the schema `org.tokenbroker.Secret` (`cbroker_token_schema()`), the attributes of
+/// `ItemKey.attributes`, the caller's label, and the JSON document as a text/plain secret, in the
+/// collection behind the `default` alias.
+///
+/// Behaviour (keyring-notes.md, bug-cases.md B01–B06):
+/// - Searches never unlock (`SECRET_SEARCH_ALL` without `SECRET_SEARCH_UNLOCK`) and nothing but
+///   `unlock(timeout:)` raises a prompt. A matching item that is locked is `StoreError.locked`,
+///   never "absent"; nothing is deleted or overwritten because something was locked.
+/// - Every operation is bounded by `timeout` (default 10 s): a `GCancellable` cancelled by a timer
+///   ends it with `StoreError.timedOut`, also when D-Bus activation or a reply never comes.
+/// - Duplicates (same attributes): `load` uses the newest (`Modified`) and deletes the other
+///   unlocked ones; `save` leaves only the item it wrote.
+/// - The blocking `*_sync` calls run on one serial dispatch queue, never on the cooperative pool.
+public final class LibsecretStore: SecretStore {
+  private let timeoutMilliseconds: Int
+  private static let queue = DispatchQueue(label: "tokenbroker.store.libsecret")
+
+  /// - Parameter timeout: seconds one operation may take (fractions allowed for tests); the
+  ///   interface.md §7 bound is 10 s.
+  public init(timeout: Double = 10) {
+    timeoutMilliseconds = max(1, Int(timeout * 1000))
+  }
+
+  /// The libsecret version this program was built against, e.g. `libsecret 0.20.5`.
+  public static var libraryVersion: String {
+    "libsecret \(SECRET_MAJOR_VERSION).\(SECRET_MINOR_VERSION).\(SECRET_MICRO_VERSION)"
+  }
+
+  /// The newest unlocked matching item's document, or nil when no item matches.
+  /// - Throws: `.locked` when only locked items match; `.corrupt` when the secret is not UTF-8;
+  ///   `.unavailable`, `.timedOut`, `.backend`.
+  public func load(_ key: ItemKey) async throws -> Secret? {
+    try await perform { session throws(StoreError) in
+      let items = try session.search(key.attributes)
+      let unlocked = items.filter { !$0.isLocked }.sorted(by: LibsecretItem.newerFirst)
+      guard let newest = unlocked.first else {
+        if items.isEmpty { return nil }
+        throw StoreError.locked
+      }
+      let bytes = try session.secret(of: newest)
+      for duplicate in unlocked.dropFirst() { try? session.delete(duplicate) }
+      guard let text = String(validating: bytes, as: UTF8.self) else { throw StoreError.corrupt(item: key.description) }
+      return Secret(text)
+    }
+  }
+
+  /// Stores `secret` under `key` in the default collection (replacing), reads it back (one retry,
+  /// for a concurrent writer), then deletes any other unlocked item with the same attributes.
+  /// - Throws: `.noCollection` (no `default` alias), `.locked` (the default collection is locked:
+  ///   no prompt is raised), `.readBackMismatch`, `.unavailable`, `.timedOut`, `.backend`.
+  public func save(_ key: ItemKey, label: String, secret: Secret) async throws {
+    try await perform { session throws(StoreError) in
+      guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
+      if session.isLocked(collection: collection) { throw StoreError.locked }
+      // A second attempt covers another process replacing the item between create and read-back.
+      var attempts = 0
+      var created: LibsecretItem
+      repeat {
+        attempts += 1
+        created = try session.create(in: collection, attributes: key.attributes, label: label, text: secret.revealed)
+        if try session.secret(of: created) == Array(secret.revealed.utf8) { break }
+        if attempts == 2 { throw StoreError.readBackMismatch }
+      } while true
+      let path = created.path
+      for other in try session.search(key.attributes) where other.path != path && !other.isLocked {
+        try session.delete(other)
+      }
+    }
+  }
+
+  /// Deletes every unlocked item matching `key`; succeeds when there is none.
+  /// - Throws: `.locked` when a matching item is locked (after deleting the unlocked ones);
+  ///   `.unavailable`, `.timedOut`, `.backend`.
+  public func delete(_ key: ItemKey) async throws {
+    try await perform { session throws(StoreError) in
+      var sawLocked = false
+      for item in try session.search(key.attributes) {
+        if item.isLocked { sawLocked = true } else { try session.delete(item) }
+      }
+      if sawLocked { throw StoreError.locked }
+    }
+  }
+
+  /// The keys of all items with `application = tokenbroker` (and `account`, when given), locked
+  /// ones included (their attributes are readable without unlocking), sorted by description.
+  /// - Throws: `.unavailable`, `.timedOut`, `.backend`.
+  public func keys(account: String?) async throws -> [ItemKey] {
+    var query = [("application", "tokenbroker")]
+    if let account { query.append(("account", account)) }
+    return try await perform { [query] session throws(StoreError) in
+      var keys = Set<ItemKey>()
+      for item in try session.search(query) {
+        let a = item.attributes
+        guard let account = a["account"], let kind = a["kind"].flatMap(ItemKind.init(rawValue:)) else { continue }
+        keys.insert(ItemKey(account: account, kind: kind, scopes: a["scopes"]))
+      }
+      return keys.sorted { $0.description < $1.description }
+    }
+  }
+
+  /// Unlocks the default collection for `login` on a terminal (`secret_service_unlock_sync`; the
+  /// desktop may show a prompt). Returns at once when it is already unlocked.
+  /// - Parameter timeout: seconds to wait for the user (`login-timeout`).
+  /// - Throws: `.unlockDismissed`, `.timedOut` (the prompt is dismissed then), `.noCollection`,
+  ///   `.unavailable`, `.backend`.
+  public func unlock(timeout: Int) async throws {
+    try await perform(milliseconds: max(1, timeout) * 1000) { session throws(StoreError) in
+      guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
+      if !session.isLocked(collection: collection) { return }
+      if try !session.unlock(collection) { throw StoreError.unlockDismissed }
+    }
+  }
+
+  /// Runs one bounded operation (internal for the tests' hooks) on the libsecret queue. The deadline starts now (time spent
+  /// waiting behind other operations counts).
+  func perform<T: Sendable>(
+    milliseconds: Int? = nil, _ body: @escaping @Sendable (LibsecretSession) throws(StoreError) -> T
+  ) async throws -> T {
+    let deadline = Deadline(milliseconds: milliseconds ?? timeoutMilliseconds)
+    return try await BlockingQueue.run(on: Self.queue) {
+      defer { deadline.finish() }
+      return try body(try LibsecretSession(deadline: deadline))
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import BrokerCore
+import Glibc
+
+/// Errors of the local system layer (runtime directory, locks). Exit 1 unless mapped otherwise.
+public enum SystemError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The runtime directory exists with another owner or with group/other permission bits.
+  case unsafeDirectory(path: String, problem: String)
+  /// A system call failed: what was attempted, on which path, and `strerror`.
+  case call(what: String, path: String, reason: String)
+  /// Another `login` of this account holds the lock (exit 7).
+  case loginInProgress(account: String)
+
+  public var description: String {
+    switch self {
+    case .unsafeDirectory(let path, let problem):
+      return "refusing to use '\(path)' (\(problem)); remove it or run: chmod 0700 '\(path)'"
+    case .call(let what, let path, let reason): return "cannot \(what) '\(path)' (\(reason)); check its permissions"
+    case .loginInProgress(let account):
+      return "a login for '\(account)' is in progress; finish it, or wait for it to end, then try again"
+    }
+  }
+}
+
+/// The per-user runtime directory (interface.md §2): created 0700, refused when it has another
+/// owner or wider permissions.
+public enum RuntimeDirectory {
+  /// Creates `path` (mode 0700, parents as needed for the `$XDG_RUNTIME_DIR` case) or checks it.
+  /// - Throws: `SystemError.unsafeDirectory` or `.call`.
+  public static func ensure(_ path: String) throws {
+    if mkdir(path, 0o700) != 0 && errno != EEXIST {
+      throw SystemError.call(what: "create the directory", path: path, reason: String(cString: strerror(errno)))
+    }
+    var st = stat()
+    guard lstat(path, &st) == 0 else {
+      throw SystemError.call(what: "inspect", path: path, reason: String(cString: strerror(errno)))
+    }
+    guard (st.st_mode & S_IFMT) == S_IFDIR else { throw SystemError.unsafeDirectory(path: path, problem: "not a directory") }
+    guard st.st_uid == getuid() else { throw SystemError.unsafeDirectory(path: path, problem: "owned by uid \(st.st_uid)") }
+    guard st.st_mode & 0o077 == 0 else {
+      throw SystemError.unsafeDirectory(path: path, problem: "mode \(String(st.st_mode & 0o777, radix: 8)) lets others in")
+    }
+  }
+}
+
+/// An exclusive lock on `login-ACCOUNT.lock` in the runtime directory, held by an open file
+/// descriptor with `flock`: released when this object is dropped or the process dies, so an
+/// abandoned login never blocks the next one (bug-cases.md B07).
+public final class LoginLock: Sendable {
+  private let fd: Int32
+
+  /// Takes the lock without waiting.
+  /// - Throws: `SystemError.loginInProgress` when another process holds it; `.call` or
+  ///   `.unsafeDirectory` when the runtime directory cannot be used.
+  public init(runtimeDirectory: String, account: String) throws {
+    try RuntimeDirectory.ensure(runtimeDirectory)
+    let safe = String(account.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
+    let path = runtimeDirectory + "/login-" + safe + ".lock"
+    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard fd >= 0 else { throw SystemError.call(what: "open the lock file", path: path, reason: String(cString: strerror(errno))) }
+    if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      let busy = errno == EWOULDBLOCK
+      let reason = String(cString: strerror(errno))
+      close(fd)
+      if busy { throw SystemError.loginInProgress(account: account) }
+      throw SystemError.call(what: "lock", path: path, reason: reason)
+    }
+    self.fd = fd
+  }
+
+  deinit { close(fd) }
+}

@@ -1,0 +1,67 @@
+import BrokerCore
+import Testing
+
+@Suite struct ModelTests {
+  @Test func scopeSetIsSortedAndUnique() {
+    let s = ScopeSet(parsing: "b  a\tb c")
+    #expect(s.items == ["a", "b", "c"])
+    #expect(s.canonical == "a b c")
+    #expect(ScopeSet(["c", "a", "b"]) == s)
+  }
+
+  @Test func secretNeverPrints() {
+    let s = Secret("SENTINEL-AT")
+    #expect("\(s)" == "<redacted>")
+    #expect(!String(reflecting: s).contains("SENTINEL"))
+    var dumped = ""
+    dump(s, to: &dumped)
+    #expect(!dumped.contains("SENTINEL"))
+    let key = ItemKey.accessToken("work", ScopeSet(["x"]))
+    #expect(!"\(AccessTokenRecord(accessToken: s, expiresOn: 1, scopes: []))".contains("SENTINEL"))
+    #expect(key.attributes.map(\.0) == ["application", "account", "kind", "scopes"])
+  }
+
+  @Test func itemKeysAndLabels() {
+    #expect(ItemKey.refreshToken("work").attributes.map(\.1) == ["tokenbroker", "work", "refresh-token"])
+    #expect(ItemKey.refreshToken("work").label(provider: "azure") == "tokenbroker: work (azure) refresh-token")
+    #expect(ItemKey(account: "w", kind: .refreshToken, scopes: "x").scopes == nil)
+  }
+
+  @Test func recordsRoundTrip() throws {
+    let r = RefreshTokenRecord(refreshToken: Secret("RT\"é😀"), identity: "u@x", tenant: "t", objectID: "o", obtainedAt: 1_700_000_000)
+    #expect(try RefreshTokenRecord.decode(r.encoded(), item: "i") == r)
+    #expect(r.encoded().revealed.contains("\"v\":1"))
+    let a = AccessTokenRecord(accessToken: Secret("AT"), expiresOn: 5, scopes: ["a", "b"])
+    #expect(try AccessTokenRecord.decode(a.encoded(), item: "i") == a)
+    #expect(throws: StoreError.corrupt(item: "i")) { try RefreshTokenRecord.decode(Secret("not json"), item: "i") }
+    #expect(throws: StoreError.corrupt(item: "i")) { try AccessTokenRecord.decode(Secret("{\"v\":2,\"access_token\":\"x\",\"expires_on\":1,\"scopes\":[]}"), item: "i") }
+  }
+
+  @Test func endpointURLs() {
+    #expect(EndpointURL("https://login.example.com:8443/x?y")?.port == 8443)
+    #expect(EndpointURL("http://[::1]:80/")?.isLoopback == true)
+    #expect(EndpointURL("http://127.9.9.9/")?.isLoopback == true)
+    #expect(EndpointURL("http://127.0.0.1.evil.com/")?.isLoopback == false)
+    #expect(EndpointURL("http://localhost.evil.com/")?.isLoopback == false)
+    #expect(EndpointURL("ftp://x") == nil)
+    #expect(EndpointURL("https://user@host/") == nil)
+    #expect(EndpointURL("https://") == nil)
+    #expect(EndpointURL("https://h:0/") == nil)
+  }
+
+  @Test func pathsFollowXDGAndOverrides() {
+    let p = BrokerPaths(environment: ["HOME": "/h", "XDG_RUNTIME_DIR": "/run/user/7"], uid: 7)
+    #expect(p.configFiles == ["/etc/tokenbroker/config", "/h/.config/tokenbroker/config"])
+    #expect(p.agentSocket == "/run/user/7/tokenbroker/agent.sock")
+    #expect(p.tokenFile == "/h/.local/share/tokenbroker/tokens.json")
+    let q = BrokerPaths(environment: ["HOME": "/h", "TOKENBROKER_CONFIG": "/c"], uid: 7, configOverride: nil)
+    #expect(q.configFiles == ["/c"] && q.configIsExplicit)
+    #expect(q.runtimeDirectory == "/tmp/tokenbroker-7" && q.runtimeDirectoryIsFallback)
+    let r = BrokerPaths(environment: ["HOME": "/h", "TOKENBROKER_CONFIG": "/c"], uid: 7, configOverride: "/d")
+    #expect(r.configFiles == ["/d"])
+  }
+
+  @Test func formEncoding() {
+    #expect(FormEncoding.encode([("scope", "a b/c"), ("x", "é&=")]) == "scope=a+b%2Fc&x=%C3%A9%26%3D")
+  }
+}

@@ -1,0 +1,114 @@
+import BrokerCore
+import BrokerTestSupport
+import Testing
+
+@testable import BrokerProviders
+
+/// Refresh requests and the classification of their errors (protocols.md §2.4, §2.7; interface.md §6).
+@Suite struct AzureRefreshFlowTests {
+  let scopes = ScopeSet([Fixtures.graph])
+
+  func refresh(_ replies: [FakeTransport.Reply], token: String = "RT1") async throws -> (TokenGrant, FakeTransport) {
+    let transport = FakeTransport(replies)
+    let grant = try await Fixtures.provider(transport, FakeTime(now: Fixtures.start)).refresh(Secret(token), scopes: scopes)
+    return (grant, transport)
+  }
+
+  func failure(_ reply: FakeTransport.Reply, token: String = "RT1") async -> (any Error)? {
+    do {
+      _ = try await refresh([reply], token: token)
+      return nil
+    } catch {
+      return error
+    }
+  }
+
+  @Test func sendsAPublicClientRefreshRequest() async throws {
+    let (grant, transport) = try await refresh([Fixtures.tokenReply()])
+    let r = transport.requests[0]
+    #expect(r.url == Fixtures.tokenURL)
+    #expect(r.formFields == [
+      "client_id": "11111111-2222-3333-4444-555555555555", "grant_type": "refresh_token", "refresh_token": "RT1",
+      "scope": "https://graph.microsoft.com/.default offline_access",
+    ])
+    #expect(grant.expiresOn == Fixtures.start + 3599)
+  }
+
+  @Test func invalidGrantRejectsTheRefreshToken() async {
+    let error = await failure(
+      Fixtures.oauthError("invalid_grant", description: "AADSTS50173: The provided grant has expired due to it being revoked.", codes: [50173]))
+    let rejected = error as? RefreshTokenRejected
+    #expect(rejected?.reason == "the refresh token was rejected (invalid_grant, AADSTS50173: it was revoked or its session ended)")
+    #expect(
+      rejected?.description
+        == "sign-in needed for 'work': the refresh token was rejected (invalid_grant, AADSTS50173: it was revoked or its session ended); run 'tokenbroker login work'")
+  }
+
+  @Test(arguments: [
+    Fixtures.oauthError("invalid_grant", description: "AADSTS50076: you must use multi-factor authentication", codes: [50076], suberror: "basic_action"),
+    Fixtures.oauthError("invalid_grant", description: "AADSTS65001: The user has not consented", codes: [65001], suberror: "consent_required"),
+    Fixtures.oauthError("invalid_grant", codes: [50079]),
+    Fixtures.oauthError("invalid_grant", extra: #","claims":"{\"access_token\":{}}""#),
+    Fixtures.oauthError("interaction_required", codes: [50076]),
+    Fixtures.oauthError("consent_required", codes: [65001]),
+  ])
+  func interactionNeedsKeepTheRefreshToken(_ reply: FakeTransport.Reply) async {
+    let error = await failure(reply)
+    guard case .signInRequired(let account, let reason) = error as? ProviderError else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(account == "work")
+    #expect(reason != ProviderError.notSignedIn)
+  }
+
+  @Test func invalidGrantWithBadTokenSuberrorIsARejection() async {
+    let error = await failure(Fixtures.oauthError("invalid_grant", codes: [9002313], suberror: "bad_token"))
+    #expect(error is RefreshTokenRejected)
+  }
+
+  @Test func configProblemsAreRejectedWithAHint() async {
+    let error = await failure(Fixtures.oauthError("invalid_client", description: "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or 'client_secret'.", codes: [7000218], status: 401))
+    guard case .rejected(_, let code, let detail) = error as? ProviderError else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(code == "invalid_client")
+    #expect(detail.contains("Allow public client flows"))
+    #expect(detail.hasSuffix("(AADSTS7000218)"))
+  }
+
+  @Test func temporarilyUnavailableIsUnavailable() async {
+    let error = await failure(Fixtures.oauthError("temporarily_unavailable", codes: [50196]))
+    guard case .unavailable = error as? ProviderError else { Issue.record("got \(String(describing: error))"); return }
+  }
+
+  @Test func aNonJSONSuccessIsUnavailable() async {
+    let error = await failure(.text("<html>Welcome to the hotel Wi-Fi</html>", status: 200))
+    #expect(
+      error as? ProviderError
+        == .unavailable(
+          host: "login.microsoftonline.com",
+          detail: "unexpected reply from login.microsoftonline.com (HTTP 200, not an OAuth JSON answer); check the proxy settings"))
+  }
+
+  /// B29: an `error_description` that echoes the secrets never reaches a message.
+  @Test func secretsEchoedByTheProviderNeverShow() async {
+    let rt = "RT-SENTINEL-0c1f9"
+    let replies: [FakeTransport.Reply] = [
+      Fixtures.oauthError("invalid_grant", description: "AADSTS50173: token \(rt) revoked", codes: [50173]),
+      Fixtures.oauthError("invalid_grant", description: "Token \(rt) has been expired or revoked."),
+      Fixtures.oauthError("invalid_request", description: "refresh_token=\(rt) is malformed"),
+      Fixtures.oauthError("\(rt)", description: rt),
+      Fixtures.oauthError("interaction_required", description: "\(rt)"),
+      .json(#"{"error":"temporarily_unavailable","error_description":"\#(rt)"}"#, status: 503),
+      .text("<html>\(rt)</html>", status: 502),
+    ]
+    for reply in replies {
+      let error = await failure(reply, token: rt)
+      #expect(error != nil)
+      #expect(!String(describing: error as Any).contains("SENTINEL"))
+      #expect(!"\(error.map { "\($0)" } ?? "")".contains("SENTINEL"))
+    }
+  }
+}

@@ -1,0 +1,171 @@
+import BrokerCore
+import BrokerTestSupport
+import Testing
+
+@testable import BrokerProviders
+
+/// RFC 8628 §3.4–3.5 polling through the Azure device flow (bug-cases.md B27).
+@Suite struct DeviceCodePollingTests {
+  let scopes = ScopeSet([Fixtures.graph])
+
+  func authorization(interval: Int = 5, expiresIn: Int = 120) -> DeviceAuthorization {
+    DeviceAuthorization(
+      deviceCode: Secret("DC-SENTINEL-1"), userCode: "ABCD-EFGH", verificationURI: "https://microsoft.com/devicelogin",
+      expiresIn: expiresIn, interval: interval, issuedAt: Fixtures.start)
+  }
+
+  @Test func slowDownAddsFiveSecondsOrTakesTheServersInterval() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([
+      Fixtures.oauthError("authorization_pending", codes: [70016]),
+      Fixtures.oauthError("slow_down"),
+      Fixtures.oauthError("slow_down", extra: #","interval":15"#),
+      Fixtures.oauthError("authorization_pending", codes: [70016]),
+      Fixtures.tokenReply(idToken: Fixtures.idToken),
+    ])
+    let grant = try await Fixtures.provider(transport, time)
+      .pollDeviceAuthorization(authorization(), scopes: scopes, timeout: 300)
+    #expect(time.sleeps == [5, 10, 15, 15])
+    #expect(grant.accessToken == Secret("AT2"))
+    #expect(grant.refreshToken == Secret("RT2"))
+    #expect(grant.identity?.username == "user1@example.test")
+    #expect(transport.requests.count == 5)
+    let fields = transport.requests[0].formFields
+    #expect(transport.requests[0].url == Fixtures.tokenURL)
+    #expect(fields["grant_type"] == "urn:ietf:params:oauth:grant-type:device_code")
+    #expect(fields["client_id"] == Fixtures.account().clientID)
+    #expect(fields["device_code"] == "DC-SENTINEL-1")
+    #expect(fields["client_secret"] == nil)
+  }
+
+  @Test func slowDownWithASmallerServerIntervalStillAddsFive() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([
+      Fixtures.oauthError("slow_down", extra: #","interval":"2""#), Fixtures.tokenReply(),
+    ])
+    _ = try await Fixtures.provider(transport, time).pollDeviceAuthorization(authorization(), scopes: scopes, timeout: 300)
+    #expect(time.sleeps == [10])
+  }
+
+  @Test func slowDownSentWith429IsStillSlowDown() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([Fixtures.oauthError("slow_down", status: 429), Fixtures.tokenReply()])
+    _ = try await Fixtures.provider(transport, time).pollDeviceAuthorization(authorization(), scopes: scopes, timeout: 300)
+    #expect(time.sleeps == [10])
+  }
+
+  @Test func missingIntervalDefaultsToFiveSeconds() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([
+      Fixtures.deviceReply(interval: nil, expiresIn: nil), Fixtures.oauthError("authorization_pending"),
+      Fixtures.tokenReply(),
+    ])
+    let provider = try Fixtures.provider(transport, time)
+    let auth = try await provider.startDeviceAuthorization(scopes: scopes)
+    #expect(auth.interval == 5)
+    #expect(auth.expiresIn == 900)
+    _ = try await provider.pollDeviceAuthorization(auth, scopes: scopes, timeout: 300)
+    #expect(time.sleeps == [5])
+  }
+
+  @Test(arguments: ["authorization_declined", "access_denied"])
+  func declinedStops(error: String) async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([Fixtures.oauthError("authorization_pending"), Fixtures.oauthError(error)])
+    await #expect(throws: ProviderError.declined(account: "work")) {
+      try await Fixtures.provider(transport, time).pollDeviceAuthorization(authorization(), scopes: scopes, timeout: 300)
+    }
+    #expect(transport.requests.count == 2)
+  }
+
+  @Test func expiredTokenStops() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([Fixtures.oauthError("expired_token", codes: [70019])])
+    await #expect(throws: ProviderError.deviceCodeExpired(account: "work")) {
+      try await Fixtures.provider(transport, time).pollDeviceAuthorization(authorization(), scopes: scopes, timeout: 300)
+    }
+  }
+
+  @Test func expiresInBoundsTheWholeFlow() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport { _, _ in .json(#"{"error":"authorization_pending"}"#, status: 400) }
+    await #expect(throws: ProviderError.deviceCodeExpired(account: "work")) {
+      try await Fixtures.provider(transport, time)
+        .pollDeviceAuthorization(authorization(expiresIn: 12), scopes: scopes, timeout: 300)
+    }
+    #expect(time.sleeps == [5, 5, 2])
+    #expect(transport.requests.count == 3)
+    #expect(time.now == Fixtures.start + 12)
+  }
+
+  @Test func loginTimeoutBoundsTheWholeFlow() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport { _, _ in .json(#"{"error":"authorization_pending"}"#, status: 400) }
+    await #expect(throws: ProviderError.loginTimedOut(account: "work", seconds: 12)) {
+      try await Fixtures.provider(transport, time)
+        .pollDeviceAuthorization(authorization(expiresIn: 900), scopes: scopes, timeout: 12)
+    }
+    #expect(time.now == Fixtures.start + 12)
+  }
+
+  @Test func transientFailuresNeverShortenTheGapAndDoNotAbort() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([
+      Fixtures.oauthError("authorization_pending"),
+      .text("<html>Bad Gateway</html>", status: 502),
+      .failure(.timedOut(host: "login.microsoftonline.com")),
+      Fixtures.oauthError("authorization_pending"),
+      Fixtures.tokenReply(),
+    ])
+    _ = try await Fixtures.provider(transport, time)
+      .pollDeviceAuthorization(authorization(expiresIn: 900), scopes: scopes, timeout: 300)
+    #expect(time.sleeps == [5, 10, 20, 20])
+    #expect(transport.requests.count == 5)
+  }
+
+  @Test func transientFailuresUntilTheDeadlineReportUnavailable() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport { _, _ in throw HTTPError.cannotConnect(host: "login.microsoftonline.com") }
+    let error = await #expect(throws: ProviderError.self) {
+      try await Fixtures.provider(transport, time)
+        .pollDeviceAuthorization(authorization(expiresIn: 60), scopes: scopes, timeout: 300)
+    }
+    guard case .unavailable(let host, _) = error else { Issue.record("got \(String(describing: error))"); return }
+    #expect(host == "login.microsoftonline.com")
+    #expect(time.sleeps == [10, 20, 30])
+    #expect(time.now == Fixtures.start + 60)
+  }
+
+  @Test func badVerificationCodeIsRejected() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([Fixtures.oauthError("bad_verification_code", codes: [70018])])
+    let error = await #expect(throws: ProviderError.self) {
+      try await Fixtures.provider(transport, time).pollDeviceAuthorization(authorization(), scopes: scopes, timeout: 300)
+    }
+    guard case .rejected(_, let code, let detail) = error else { Issue.record("got \(String(describing: error))"); return }
+    #expect(code == "bad_verification_code")
+    #expect(detail.contains("AADSTS70018"))
+  }
+
+  @Test func otherErrorsStopWithAHint() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([
+      Fixtures.oauthError("invalid_client", description: "AADSTS7000218: The request body must contain client_assertion", codes: [7000218], status: 401)
+    ])
+    let error = await #expect(throws: ProviderError.self) {
+      try await Fixtures.provider(transport, time).pollDeviceAuthorization(authorization(), scopes: scopes, timeout: 300)
+    }
+    #expect(error?.description.contains("Allow public client flows") == true)
+    #expect(error?.description.contains("AADSTS7000218") == true)
+  }
+
+  @Test func cancellationEndsPolling() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport { _, _ in .json(#"{"error":"authorization_pending"}"#, status: 400) }
+    let provider = try Fixtures.provider(transport, time)
+    let auth = authorization(expiresIn: 900)
+    let task = Task { try await provider.pollDeviceAuthorization(auth, scopes: scopes, timeout: 300) }
+    task.cancel()
+    await #expect(throws: CancellationError.self) { try await task.value }
+  }
+}

@@ -1,0 +1,30 @@
+import Testing
+
+@testable import BrokerProviders
+
+@Suite struct IDTokenTests {
+  @Test func claimsBecomeTheIdentity() throws {
+    let id = try #require(IDToken.identity(from: Fixtures.idToken))
+    #expect(id == Identity(username: "user1@example.test", objectID: "oid-1", tenantID: "tid-1", subject: "sub-1"))
+    #expect(id.display == "user1@example.test")
+  }
+
+  @Test func usernameFallsBackToEmailThenUPN() {
+    #expect(IDToken.identity(from: Fixtures.jwt(#"{"email":"e@example.test","upn":"u@example.test"}"#))?.username == "e@example.test")
+    #expect(IDToken.identity(from: Fixtures.jwt(#"{"upn":"u@example.test"}"#))?.username == "u@example.test")
+    let oidOnly = IDToken.identity(from: Fixtures.jwt(#"{"oid":"oid-9"}"#))
+    #expect(oidOnly?.username == nil)
+    #expect(oidOnly?.display == "oid-9")
+  }
+
+  @Test func base64URLCharactersAndMissingPaddingDecode() {
+    // This payload's base64url has both "-" and "_", and two padding characters stripped.
+    let id = IDToken.identity(from: Fixtures.jwt(#"{"preferred_username":"??>>~~"}"#))
+    #expect(id?.username == "??>>~~")
+  }
+
+  @Test(arguments: ["", "abc", "a.b", "a.%%%.c", "a.b.c.d.e", Fixtures.jwt("[]"), Fixtures.jwt("{}")])
+  func unreadableTokensGiveNoIdentity(_ token: String) {
+    #expect(IDToken.identity(from: token) == nil)
+  }
+}

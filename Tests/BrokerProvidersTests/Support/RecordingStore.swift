@@ -1,0 +1,59 @@
+import BrokerCore
+import BrokerTestSupport
+
+/// An `InMemorySecretStore` that logs every call (to check the order of saves) and can fail saves
+/// of one kind of item.
+actor RecordingStore: SecretStore {
+  let inner = InMemorySecretStore()
+  /// `load|save|delete <key>` per call, in order.
+  private(set) var log: [String] = []
+  /// Saves of these kinds throw `StoreError.backend`.
+  private(set) var failingSaves: Set<ItemKind> = []
+
+  func failSaves(of kind: ItemKind) { failingSaves.insert(kind) }
+
+  func load(_ key: ItemKey) async throws -> Secret? {
+    log.append("load \(key)")
+    return try await inner.load(key)
+  }
+
+  func save(_ key: ItemKey, label: String, secret: Secret) async throws {
+    log.append("save \(key)")
+    if failingSaves.contains(key.kind) { throw StoreError.backend(detail: "test failure") }
+    try await inner.save(key, label: label, secret: secret)
+  }
+
+  func delete(_ key: ItemKey) async throws {
+    log.append("delete \(key)")
+    try await inner.delete(key)
+  }
+
+  func keys(account: String?) async throws -> [ItemKey] { try await inner.keys(account: account) }
+
+  /// The writes only (saves and deletes).
+  var writes: [String] { log.filter { !$0.hasPrefix("load ") } }
+
+  // MARK: direct access for arranging and checking
+
+  func putRefreshToken(_ token: String, account: String = "work", identity: String? = "user1@example.test") async throws {
+    let record = RefreshTokenRecord(refreshToken: Secret(token), identity: identity, tenant: "tid-1", obtainedAt: 1)
+    try await inner.save(.refreshToken(account), label: "test", secret: record.encoded())
+  }
+
+  func putAccessToken(_ token: String, expiresOn: Int64, scopes: ScopeSet, account: String = "work") async throws {
+    let record = AccessTokenRecord(accessToken: Secret(token), expiresOn: expiresOn, scopes: scopes.items)
+    try await inner.save(.accessToken(account, scopes), label: "test", secret: record.encoded())
+  }
+
+  func refreshRecord(_ account: String = "work") async throws -> RefreshTokenRecord? {
+    guard let s = try await inner.load(.refreshToken(account)) else { return nil }
+    return try RefreshTokenRecord.decode(s, item: "rt")
+  }
+
+  func accessRecord(_ scopes: ScopeSet, account: String = "work") async throws -> AccessTokenRecord? {
+    guard let s = try await inner.load(.accessToken(account, scopes)) else { return nil }
+    return try AccessTokenRecord.decode(s, item: "at")
+  }
+
+  func allKeys() async throws -> [ItemKey] { try await inner.keys(account: nil) }
+}

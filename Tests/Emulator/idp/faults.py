@@ -1,0 +1,111 @@
+"""Injected failures: per endpoint, consumed in the order they were added."""
+
+import json
+import threading
+import time
+from dataclasses import asdict, dataclass
+
+from .web import DROP, Response, html_response, json_response
+
+KINDS = ("status", "delay", "html", "invalid_json", "drop")
+
+_PROXY_PAGE = ("<html>\r\n<head><title>{status} Bad Gateway</title></head>\r\n<body>\r\n"
+               "<center><h1>{status} Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
+               "</body>\r\n</html>\r\n")
+
+
+@dataclass
+class Fault:
+    """One failure, applied to the next `count` matching requests.
+
+    - status: answer `status` (default 503) with a JSON error body, and `Retry-After:
+      retry_after` when given.
+    - delay: wait `seconds`, then answer normally.
+    - html: a proxy's HTML error page, `text/html`, status default 502.
+    - invalid_json: `application/json` that does not parse, status default 200.
+    - drop: close the connection without a reply.
+    `endpoint` is a route name ("token", "devicecode", …) or "*"; `grant_type` narrows a
+    fault to token requests of that grant type.
+    """
+    kind: str
+    endpoint: str = "*"
+    count: int = 1
+    status: int | None = None
+    retry_after: int | None = None
+    seconds: float = 0.0
+    grant_type: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"fault kind must be one of {KINDS}")
+        if self.count < 1:
+            raise ValueError("fault count must be at least 1")
+
+    def matches(self, endpoint, request):
+        if self.endpoint not in ("*", endpoint):
+            return False
+        return self.grant_type is None or request.form.get("grant_type") == self.grant_type
+
+    def apply(self):
+        """Sleep for a delay and return None (go on), or return the faulty Response / DROP."""
+        if self.kind == "delay":
+            time.sleep(self.seconds)
+            return None
+        if self.kind == "drop":
+            return DROP
+        if self.kind == "html":
+            status = self.status or 502
+            return html_response(_PROXY_PAGE.format(status=status), status)
+        if self.kind == "invalid_json":
+            return Response(self.status or 200, b'{"access_token": "AT-trunc', "application/json")
+        status = self.status or 503
+        error = "temporarily_unavailable" if status in (429, 503) else "server_error"
+        headers = {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
+        return json_response({"error": error, "error_description": f"Injected HTTP {status}."},
+                             status, headers)
+
+
+class FaultInjector:
+    """The queue of pending faults."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.pending = []
+
+    def add(self, **spec):
+        fault = Fault(**spec)
+        with self.lock:
+            self.pending.append(fault)
+        return fault
+
+    def take(self, endpoint, request):
+        """The first pending fault for this request, its count consumed; or None."""
+        with self.lock:
+            for fault in self.pending:
+                if fault.matches(endpoint, request):
+                    fault.count -= 1
+                    if fault.count == 0:
+                        self.pending.remove(fault)
+                    return fault
+        return None
+
+    def clear(self):
+        with self.lock:
+            self.pending.clear()
+
+    def list(self):
+        with self.lock:
+            return [asdict(f) for f in self.pending]
+
+
+def describe(response):
+    """How a response is shown in the request log: parsed JSON, else text (or "dropped")."""
+    if response is DROP:
+        return "dropped"
+    text = response.body.decode("utf-8", "replace")
+    if response.content_type.startswith("application/json"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text[:2000]

@@ -1,0 +1,55 @@
+"""Behaviour switches of the emulator, settable at start and at any time later."""
+
+from dataclasses import asdict, dataclass, fields
+
+DEFAULT_TENANT_ID = "9f4e7a1c-2b3d-4e5f-8a9b-0c1d2e3f4a5b"
+
+REFRESH_TOKEN_MODES = ("rotate", "same", "omit", "empty")
+REFRESH_TOKEN_REUSE = ("accept", "reject", "revoke-family")
+
+
+@dataclass
+class Options:
+    """Every option, its default, and what it does.
+
+    - access_token_lifetime: `expires_in` (and `ext_expires_in`) of access tokens, seconds.
+    - refresh_token_lifetime: seconds a refresh token stays valid; None = never expires.
+    - device_code_expires_in / device_code_interval: what /devicecode answers (Azure: 900 / 5).
+    - auto_approve: seconds after which a pending device code approves itself; None = never.
+    - auto_consent: /authorize redirects with a code at once instead of showing a consent page.
+    - refresh_token_mode: what a refresh_token grant returns as `refresh_token`:
+      "rotate" a new one (Azure), "same" the one presented, "omit" no field (Google),
+      "empty" `"refresh_token": ""`. Only "rotate" marks the presented token as redeemed.
+    - refresh_token_reuse: a redeemed (rotated-away) refresh token presented again is
+      "accept"ed (Azure does not revoke old ones), "reject"ed with invalid_grant (strict
+      rotation, like Dex), or rejected and its whole family revoked ("revoke-family").
+    - verification_uri: what /devicecode advertises; None = the emulator's own /devicelogin.
+    - tenant_id: the tenant GUID that domain tenants (`contoso.com`) resolve to; new users' tid.
+    """
+    access_token_lifetime: int = 3600
+    refresh_token_lifetime: float | None = None
+    device_code_expires_in: int = 900
+    device_code_interval: int = 5
+    auto_approve: float | None = None
+    auto_consent: bool = False
+    refresh_token_mode: str = "rotate"
+    refresh_token_reuse: str = "accept"
+    verification_uri: str | None = None
+    tenant_id: str = DEFAULT_TENANT_ID
+
+    def update(self, **changes):
+        """Set options by name; unknown names and values out of range raise ValueError."""
+        names = {f.name for f in fields(self)}
+        unknown = set(changes) - names
+        if unknown:
+            raise ValueError(f"unknown option(s): {', '.join(sorted(unknown))}")
+        if changes.get("refresh_token_mode", self.refresh_token_mode) not in REFRESH_TOKEN_MODES:
+            raise ValueError(f"refresh_token_mode must be one of {REFRESH_TOKEN_MODES}")
+        if changes.get("refresh_token_reuse", self.refresh_token_reuse) not in REFRESH_TOKEN_REUSE:
+            raise ValueError(f"refresh_token_reuse must be one of {REFRESH_TOKEN_REUSE}")
+        for name, value in changes.items():
+            setattr(self, name, value)
+        return self
+
+    def as_dict(self):
+        return asdict(self)

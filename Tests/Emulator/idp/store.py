@@ -1,0 +1,380 @@
+"""The identity provider's state: users and every code and token it handed out.
+
+Provider-neutral: refusals are raised as `GrantError(reason)` and each provider module
+turns the reason into its own wire error. Every public method takes the one lock, so the
+threaded HTTP server and the Python control methods can call in at any time.
+"""
+
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+
+from . import tokens
+
+DEFAULT_USERNAME = "user1@example.test"
+AUTH_CODE_LIFETIME = 600  # Azure: "about 10 minutes"
+
+
+class GrantError(Exception):
+    """A request the token endpoint refuses. `reason` is a key of the providers' error tables."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class User:
+    username: str
+    oid: str
+    tid: str
+    name: str
+    mfa_required: bool = False      # refresh grants answer interaction_required (AADSTS50076)
+    consent_required: bool = False  # refresh grants answer invalid_grant/consent_required (AADSTS65001)
+
+
+@dataclass
+class DeviceCode:
+    device_code: str
+    user_code: str
+    client_id: str
+    scopes: list
+    tenant: str
+    created: float          # monotonic
+    expires_in: int
+    interval: int
+    status: str = "pending"  # pending | approved | declined | redeemed
+    username: str | None = None
+    script: list = field(default_factory=list)  # answers still to give, before state applies
+    polls: list = field(default_factory=list)   # {"t": seconds since start, "answer": error or "success"}
+
+
+@dataclass
+class AuthCode:
+    code: str
+    client_id: str
+    redirect_uri: str
+    scopes: list
+    tenant: str
+    username: str
+    challenge: str | None
+    challenge_method: str
+    nonce: str | None
+    created: float
+    redeemed: bool = False
+
+
+@dataclass
+class RefreshToken:
+    token: str
+    username: str
+    client_id: str | None  # None: any client may redeem it (seeded by a test)
+    scopes: list
+    family: str            # every token rotated from one sign-in shares its family
+    created: float
+    expires: float | None
+    state: str = "active"  # active | redeemed | revoked
+
+
+@dataclass
+class AccessToken:
+    token: str
+    username: str
+    client_id: str
+    scopes: list
+    tid: str
+    aud: str
+    iat: int  # epoch seconds
+    exp: int
+    revoked: bool = False
+
+
+class GrantStore:
+    """Users, device codes, authorization codes, refresh and access tokens."""
+
+    def __init__(self, options, default_username=DEFAULT_USERNAME, clock=time.monotonic):
+        self.options = options
+        self.default_username = default_username
+        self.clock = clock
+        self.started = clock()
+        self.lock = threading.RLock()
+        self.reset()
+
+    def reset(self):
+        """Forget every user, code and token; the default user approves again."""
+        with self.lock:
+            self.users = {}
+            self.current_username = None
+            self.device_codes = {}  # by device_code, in creation order
+            self.next_device_script = None
+            self.auth_codes = {}
+            self.refresh_tokens = {}
+            self.access_tokens = {}
+            self.counter = 0
+            self.set_user(self.default_username)
+
+    def _next(self, prefix):
+        self.counter += 1
+        return tokens.opaque(prefix, self.counter)
+
+    def elapsed(self):
+        return self.clock() - self.started
+
+    # -- users ---------------------------------------------------------------------------
+
+    def set_user(self, username, oid=None, tid=None, name=None):
+        """Create or update a user and make it the one who approves sign-ins."""
+        with self.lock:
+            user = self._ensure_user(username)
+            user.oid = oid or user.oid
+            user.tid = tid or user.tid
+            user.name = name or user.name
+            self.current_username = username
+            return user
+
+    def set_user_flags(self, username=None, mfa_required=None, consent_required=None):
+        """Switch MFA / consent requirements of a user (default: the approving user)."""
+        with self.lock:
+            user = self.user(username)
+            if mfa_required is not None:
+                user.mfa_required = bool(mfa_required)
+            if consent_required is not None:
+                user.consent_required = bool(consent_required)
+            return user
+
+    def user(self, username=None):
+        """A user by name (default: the approving user); LookupError if unknown."""
+        with self.lock:
+            name = username or self.current_username
+            if name not in self.users:
+                raise LookupError(f"unknown user {name!r}")
+            return self.users[name]
+
+    def _ensure_user(self, username):
+        if username not in self.users:
+            oid = str(uuid.uuid5(uuid.NAMESPACE_URL, "user:" + username))
+            self.users[username] = User(username, oid, self.options.tenant_id,
+                                        username.split("@")[0].title())
+        return self.users[username]
+
+    # -- device codes --------------------------------------------------------------------
+
+    def create_device_code(self, client_id, scopes, tenant):
+        with self.lock:
+            dc = DeviceCode(self._next("DC"), tokens.user_code(), client_id, scopes, tenant,
+                            self.clock(), self.options.device_code_expires_in,
+                            self.options.device_code_interval)
+            if self.next_device_script is not None:
+                dc.script, self.next_device_script = self.next_device_script, None
+            self.device_codes[dc.device_code] = dc
+            return dc
+
+    def device_code(self, user_code=None, pending_only=False):
+        """A device code by user code (case and dashes ignored), or the latest one."""
+        with self.lock:
+            codes = [dc for dc in self.device_codes.values()
+                     if not pending_only or dc.status == "pending"]
+            if user_code is not None:
+                wanted = user_code.replace("-", "").upper()
+                codes = [dc for dc in codes if dc.user_code == wanted]
+            if not codes:
+                raise LookupError(f"no {'pending ' if pending_only else ''}device code"
+                                  + (f" with user code {user_code!r}" if user_code else ""))
+            return codes[-1]
+
+    def approve(self, user_code=None, username=None):
+        """Approve a pending device code (default: the latest) as `username` (default: approving user)."""
+        with self.lock:
+            dc = self.device_code(user_code, pending_only=True)
+            dc.status, dc.username = "approved", self.user(username).username
+            return dc
+
+    def decline(self, user_code=None):
+        with self.lock:
+            dc = self.device_code(user_code, pending_only=True)
+            dc.status = "declined"
+            return dc
+
+    def script_device_polls(self, answers, user_code=None):
+        """Queue poll answers for a device code, or (no user_code) for the next one created.
+
+        An answer is "success", an error name ("slow_down"), or a dict with "error" and any
+        extra body fields ("interval": 15) and optionally "status" (HTTP status, default 400).
+        """
+        with self.lock:
+            if user_code is None:
+                self.next_device_script = list(answers)
+            else:
+                self.device_code(user_code).script = list(answers)
+
+    def poll_device_code(self, device_code, client_id):
+        """Record a poll and decide its answer. Returns `(DeviceCode, answer)`."""
+        with self.lock:
+            dc = self.device_codes.get(device_code)
+            if dc is None or dc.client_id != client_id:
+                raise GrantError("bad_verification_code")
+            now = self.clock()
+            if dc.script:
+                answer = dc.script.pop(0)
+            elif dc.status == "redeemed":
+                answer = "invalid_grant"
+            elif now >= dc.created + dc.expires_in:
+                answer = "expired_token"
+            elif dc.status == "declined":
+                answer = "authorization_declined"
+            elif dc.status == "approved" or (self.options.auto_approve is not None
+                                             and now - dc.created >= self.options.auto_approve):
+                answer = "success"
+            else:
+                answer = "authorization_pending"
+            if answer == "success":
+                dc.status = "redeemed"
+                dc.username = dc.username or self.current_username
+            dc.polls.append({"t": now - self.started,
+                             "answer": answer["error"] if isinstance(answer, dict) else answer})
+            return dc, answer
+
+    # -- authorization codes -------------------------------------------------------------
+
+    def create_auth_code(self, client_id, redirect_uri, scopes, tenant,
+                         challenge=None, challenge_method="plain", nonce=None, username=None):
+        with self.lock:
+            ac = AuthCode(self._next("AC"), client_id, redirect_uri, scopes, tenant,
+                          self.user(username).username, challenge, challenge_method, nonce,
+                          self.clock())
+            self.auth_codes[ac.code] = ac
+            return ac
+
+    def redeem_auth_code(self, code, client_id, redirect_uri, verifier):
+        """Check and consume a code (client, redirect URI, PKCE). Returns the AuthCode."""
+        with self.lock:
+            ac = self.auth_codes.get(code)
+            if ac is None:
+                raise GrantError("bad_code")
+            if ac.redeemed:
+                raise GrantError("code_redeemed")
+            if self.clock() >= ac.created + AUTH_CODE_LIFETIME:
+                raise GrantError("code_expired")
+            if ac.client_id != client_id:
+                raise GrantError("client_mismatch")
+            if ac.redirect_uri != redirect_uri:
+                raise GrantError("redirect_mismatch")
+            if ac.challenge and not tokens.pkce_matches(verifier, ac.challenge, ac.challenge_method):
+                raise GrantError("pkce_mismatch")
+            ac.redeemed = True
+            return ac
+
+    # -- refresh tokens ------------------------------------------------------------------
+
+    def add_refresh_token(self, username=None, client_id=None, scopes=(), token=None, family=None):
+        """Register a refresh token (issued here, or seeded by a test such as `RT1`)."""
+        with self.lock:
+            user = self._ensure_user(username) if username else self.user()
+            now = self.clock()
+            lifetime = self.options.refresh_token_lifetime
+            rt = RefreshToken(token or self._next("RT"), user.username, client_id, list(scopes),
+                              family or self._next("FAM"), now,
+                              None if lifetime is None else now + lifetime)
+            self.refresh_tokens[rt.token] = rt
+            return rt
+
+    def redeem_refresh_token(self, token, client_id, rotate):
+        """Check a refresh token and, if `rotate`, replace it with a new one of its family.
+
+        Returns `(presented, new_or_None, user)`. Raises GrantError for unknown, revoked,
+        expired, wrong-client or (per `refresh_token_reuse`) reused tokens, and for users
+        switched to MFA- or consent-required.
+        """
+        with self.lock:
+            rt = self.refresh_tokens.get(token)
+            if rt is None:
+                raise GrantError("unknown")
+            if rt.state == "revoked":
+                raise GrantError("revoked")
+            if rt.expires is not None and self.clock() >= rt.expires:
+                raise GrantError("expired")
+            if rt.client_id is not None and rt.client_id != client_id:
+                raise GrantError("client_mismatch")
+            if rt.state == "redeemed" and self.options.refresh_token_reuse != "accept":
+                if self.options.refresh_token_reuse == "revoke-family":
+                    self._revoke_family(rt.family)
+                raise GrantError("reused")
+            user = self.users[rt.username]
+            if user.mfa_required:
+                raise GrantError("mfa_required")
+            if user.consent_required:
+                raise GrantError("consent_required")
+            new = None
+            if rotate:
+                rt.state = "redeemed"
+                new = self.add_refresh_token(user.username, client_id, rt.scopes, family=rt.family)
+            return rt, new, user
+
+    def _revoke_family(self, family):
+        for rt in self.refresh_tokens.values():
+            if rt.family == family:
+                rt.state = "revoked"
+
+    def revoke(self, token):
+        """Revoke a refresh token's whole grant (its family), or one access token.
+
+        Returns the number of tokens revoked (0 for an unknown token).
+        """
+        with self.lock:
+            if token in self.refresh_tokens:
+                family = self.refresh_tokens[token].family
+                live = [rt for rt in self.refresh_tokens.values()
+                        if rt.family == family and rt.state != "revoked"]
+                self._revoke_family(family)
+                return len(live)
+            at = self.access_tokens.get(token)
+            if at and not at.revoked:
+                at.revoked = True
+                return 1
+            return 0
+
+    def revoke_user(self, username):
+        """Revoke every refresh token of a user ("revoke sessions"); access tokens live on, as in Azure."""
+        with self.lock:
+            live = [rt for rt in self.refresh_tokens.values()
+                    if rt.username == username and rt.state != "revoked"]
+            for rt in live:
+                rt.state = "revoked"
+            return len(live)
+
+    # -- access tokens -------------------------------------------------------------------
+
+    def issue_access_token(self, user, client_id, scopes, tid):
+        with self.lock:
+            now = int(time.time())
+            at = AccessToken(self._next("AT"), user.username, client_id,
+                             tokens.resource_scopes(scopes), tid, tokens.audience(scopes),
+                             now, now + int(self.options.access_token_lifetime))
+            self.access_tokens[at.token] = at
+            return at
+
+    def validate_access_token(self, token):
+        """What a resource server needs to know of a token, or None if unknown, revoked or expired."""
+        with self.lock:
+            at = self.access_tokens.get(token)
+            if at is None or at.revoked or time.time() >= at.exp:
+                return None
+            user = self.users[at.username]
+            return {"active": True, "username": at.username, "oid": user.oid, "tid": at.tid,
+                    "client_id": at.client_id, "scope": " ".join(at.scopes), "aud": at.aud,
+                    "iat": at.iat, "exp": at.exp}
+
+    # -- inspection ----------------------------------------------------------------------
+
+    def snapshot(self):
+        """Everything, as JSON-ready dicts (for `/_control/state`)."""
+        with self.lock:
+            return {
+                "approving_user": self.current_username,
+                "users": [asdict(u) for u in self.users.values()],
+                "device_codes": [asdict(d) for d in self.device_codes.values()],
+                "refresh_tokens": [asdict(r) for r in self.refresh_tokens.values()],
+                "access_tokens": [asdict(a) for a in self.access_tokens.values()],
+                "auth_codes": [asdict(c) for c in self.auth_codes.values()],
+            }

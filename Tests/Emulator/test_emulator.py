@@ -1,0 +1,411 @@
+"""Self-test of the identity provider emulator (stdlib unittest + urllib, over HTTPS).
+
+Run from the repository root: python3 -m unittest Tests/Emulator/test_emulator.py
+"""
+
+import base64
+import hashlib
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.request
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from idp_emulator import Emulator, make_certs  # noqa: E402
+
+DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+CLIENT = "client-1"
+SCOPE = "https://graph.microsoft.com/User.Read offline_access openid profile"
+CERTS = tempfile.TemporaryDirectory(prefix="idp-selftest-")
+
+
+def setUpModule():
+    make_certs(CERTS.name)
+
+
+def tearDownModule():
+    CERTS.cleanup()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+
+
+class Client:
+    """A tiny HTTP client that trusts the emulator's CA and never follows redirects."""
+
+    def __init__(self, emu):
+        self.emu = emu
+        context = ssl.create_default_context(cafile=emu.ca_file) if emu.ca_file else None
+        self.opener = urllib.request.build_opener(_NoRedirect,
+                                                  urllib.request.HTTPSHandler(context=context))
+
+    def request(self, path, form=None, json_body=None, headers=None):
+        """Returns (status, headers, body text)."""
+        data = None
+        headers = dict(headers or {})
+        if form is not None:
+            data = urlencode(form).encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        elif json_body is not None:
+            data = json.dumps(json_body).encode()
+            headers["Content-Type"] = "application/json"
+        req = urllib.request.Request(self.emu.base_url + path, data=data, headers=headers)
+        try:
+            with self.opener.open(req, timeout=10) as resp:
+                return resp.status, resp.headers, resp.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers, e.read().decode()
+
+    def post(self, path, form, headers=None):
+        status, _, body = self.request(path, form=form, headers=headers)
+        return status, json.loads(body)
+
+    def token(self, headers=None, **form):
+        return self.post("/organizations/oauth2/v2.0/token", {"client_id": CLIENT, **form}, headers)
+
+    def device_code(self, scope=SCOPE):
+        status, body = self.post("/organizations/oauth2/v2.0/devicecode",
+                                 {"client_id": CLIENT, "scope": scope})
+        assert status == 200, body
+        return body
+
+    def poll(self, device_code):
+        return self.token(grant_type=DEVICE_GRANT, device_code=device_code)
+
+    def control(self, path, body=None):
+        if body is None:
+            status, _, text = self.request("/_control" + path)
+        else:
+            status, _, text = self.request("/_control" + path, json_body=body)
+        return status, json.loads(text)
+
+    def sign_in(self):
+        """Device code sign-in; returns the token response."""
+        dc = self.device_code()
+        self.emu.approve(dc["user_code"])
+        status, body = self.poll(dc["device_code"])
+        assert status == 200, body
+        return body
+
+
+def _claims(jwt):
+    payload = jwt.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
+
+class EmulatorTest(unittest.TestCase):
+    options = {}
+
+    def setUp(self):
+        self.emu = Emulator(https=True, cert_dir=CERTS.name, device_code_interval=0,
+                            **self.options).start()
+        self.addCleanup(self.emu.stop)
+        self.client = Client(self.emu)
+
+
+class DeviceCodeTest(EmulatorTest):
+    def test_pending_then_approved(self):
+        dc = self.client.device_code()
+        self.assertEqual(set(dc), {"user_code", "device_code", "verification_uri", "expires_in",
+                                   "interval", "message"})
+        self.assertEqual(dc["expires_in"], 900)
+        self.assertIn(dc["user_code"], dc["message"])
+        status, body = self.client.poll(dc["device_code"])
+        self.assertEqual((status, body["error"], body["error_codes"]),
+                         (400, "authorization_pending", [70016]))
+        self.assertTrue(body["error_description"].startswith("AADSTS70016: "))
+        status, approved = self.client.control("/device/approve", {})  # the latest pending code
+        self.assertEqual((status, approved["status"]), (200, "approved"))
+        status, body = self.client.poll(dc["device_code"])
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["token_type"], "Bearer")
+        self.assertEqual(body["scope"], "https://graph.microsoft.com/User.Read openid profile")
+        self.assertTrue(body["access_token"].startswith("AT-") and body["refresh_token"])
+        claims = _claims(body["id_token"])
+        self.assertEqual((claims["aud"], claims["preferred_username"], claims["ver"]),
+                         (CLIENT, "user1@example.test", "2.0"))
+        self.assertEqual(claims["iss"], f"{self.emu.base_url}/{claims['tid']}/v2.0")
+        self.assertNotIn("client_info", body)  # only when the request says client_info=1
+        self.assertEqual(self.emu.validate_access_token(body["access_token"])["username"],
+                         "user1@example.test")
+        status, body = self.client.poll(dc["device_code"])
+        self.assertEqual(body["error"], "invalid_grant")  # a device code is redeemed once
+
+    def test_declined_expired_unknown(self):
+        dc = self.client.device_code()
+        self.emu.decline(dc["user_code"])
+        self.assertEqual(self.client.poll(dc["device_code"])[1]["error"], "authorization_declined")
+        self.emu.configure(device_code_expires_in=0)
+        self.assertEqual(self.client.poll(self.client.device_code()["device_code"])[1]["error"],
+                         "expired_token")
+        self.assertEqual(self.client.poll("DC-nope")[1]["error"], "bad_verification_code")
+
+    def test_scripted_slow_down_and_poll_times(self):
+        self.emu.script_device_polls(["authorization_pending", "slow_down",
+                                      {"error": "slow_down", "interval": 15},
+                                      "authorization_pending", "success"])
+        dc = self.client.device_code()
+        answers = []
+        for _ in range(5):
+            time.sleep(0.05)
+            status, body = self.client.poll(dc["device_code"])
+            answers.append(body)
+        self.assertEqual([b.get("error", "success") for b in answers],
+                         ["authorization_pending", "slow_down", "slow_down",
+                          "authorization_pending", "success"])
+        self.assertEqual(answers[2]["interval"], 15)
+        self.assertIn("access_token", answers[4])
+        gaps = self.emu.poll_gaps(dc["user_code"])
+        self.assertEqual(len(gaps), 4)
+        self.assertTrue(all(g >= 0.05 for g in gaps), gaps)
+        status, info = self.client.control("/device?user_code=" + dc["user_code"])
+        self.assertEqual([p["answer"] for p in info["polls"]][-1], "success")
+
+    def test_auto_approve(self):
+        self.emu.configure(auto_approve=0)
+        self.assertEqual(self.client.poll(self.client.device_code()["device_code"])[0], 200)
+
+
+class RefreshTest(EmulatorTest):
+    def refresh(self, rt, scope=SCOPE, headers=None, **extra):
+        return self.client.token(headers, grant_type="refresh_token", refresh_token=rt, scope=scope,
+                                 **extra)
+
+    def test_rotation_and_azure_reuse(self):
+        rt1 = self.client.sign_in()["refresh_token"]
+        status, body = self.refresh(rt1, client_info="1")
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["expires_in"], 3600)
+        self.assertEqual(body["ext_expires_in"], 3600)
+        rt2 = body["refresh_token"]
+        self.assertNotEqual(rt1, rt2)
+        info = json.loads(base64.urlsafe_b64decode(body["client_info"] + "=="))
+        self.assertEqual(set(info), {"uid", "utid"})
+        self.assertEqual(self.refresh(rt1)[0], 200)  # Azure accepts a rotated-away token
+
+    def test_strict_reuse_and_family_revocation(self):
+        self.emu.configure(refresh_token_reuse="reject")
+        rt1 = self.client.sign_in()["refresh_token"]
+        rt2 = self.refresh(rt1)[1]["refresh_token"]
+        status, body = self.refresh(rt1)
+        self.assertEqual((status, body["error"]), (400, "invalid_grant"))
+        self.assertEqual(self.refresh(rt2)[0], 200)  # strict rotation alone spares the family
+        self.emu.configure(refresh_token_reuse="revoke-family")
+        rt4 = self.client.sign_in()["refresh_token"]
+        rt5 = self.refresh(rt4)[1]["refresh_token"]
+        self.assertEqual(self.refresh(rt4)[1]["error"], "invalid_grant")
+        self.assertEqual(self.refresh(rt5)[1]["error_codes"], [50173])
+
+    def test_reply_modes_and_offline_access(self):
+        rt = self.client.sign_in()["refresh_token"]
+        self.emu.configure(refresh_token_mode="omit")
+        self.assertNotIn("refresh_token", self.refresh(rt)[1])
+        self.emu.configure(refresh_token_mode="empty")
+        self.assertEqual(self.refresh(rt)[1]["refresh_token"], "")
+        self.emu.configure(refresh_token_mode="same")
+        self.assertEqual(self.refresh(rt)[1]["refresh_token"], rt)
+        self.emu.configure(refresh_token_mode="rotate")
+        body = self.refresh(rt, scope="https://graph.microsoft.com/User.Read")[1]
+        self.assertNotIn("refresh_token", body)  # no offline_access, no refresh token
+        self.assertNotIn("id_token", body)       # no openid, no ID token
+
+    def test_revoked_token_body_shape(self):
+        rt = self.emu.add_refresh_token("RT1", client_id=CLIENT)
+        self.assertEqual(self.refresh(rt)[0], 200)
+        status, revoked = self.client.control("/revoke", {"token": "RT1"})
+        self.assertEqual(revoked["revoked"], 2)  # RT1 and the one it rotated into
+        status, body = self.refresh(rt, headers={"client-request-id": "corr-42"})
+        self.assertEqual(status, 400)
+        self.assertEqual(set(body), {"error", "error_description", "error_codes", "timestamp",
+                                     "trace_id", "correlation_id", "error_uri"})
+        self.assertEqual((body["error"], body["error_codes"], body["correlation_id"]),
+                         ("invalid_grant", [50173], "corr-42"))
+        lines = body["error_description"].split("\r\n")
+        self.assertTrue(lines[0].startswith("AADSTS50173: The provided grant has expired"))
+        self.assertEqual([line.split(":")[0] for line in lines[1:]],
+                         ["Trace ID", "Correlation ID", "Timestamp"])
+        self.assertRegex(body["timestamp"], r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$")
+        self.assertEqual(body["error_uri"], f"{self.emu.base_url}/error?code=50173")
+        self.assertEqual(self.refresh("never-issued")[1]["error_codes"], [50173])
+
+    def test_mfa_and_consent_switches(self):
+        rt = self.client.sign_in()["refresh_token"]
+        self.emu.set_user_flags(mfa_required=True)
+        body = self.refresh(rt)[1]
+        self.assertEqual((body["error"], body["error_codes"], body["suberror"]),
+                         ("interaction_required", [50076], "basic_action"))
+        self.emu.set_user_flags(mfa_required=False, consent_required=True)
+        body = self.refresh(rt)[1]
+        self.assertEqual((body["error"], body["error_codes"], body["suberror"]),
+                         ("invalid_grant", [65001], "consent_required"))
+
+    def test_request_errors(self):
+        status, body = self.client.post("/common/oauth2/v2.0/token", {"grant_type": "refresh_token"})
+        self.assertEqual((status, body["error"], body["error_codes"]),
+                         (400, "invalid_request", [900144]))
+        self.assertEqual(self.client.token(grant_type="password")[1]["error"],
+                         "unsupported_grant_type")
+        self.assertEqual(self.client.token(grant_type="refresh_token", refresh_token="x",
+                                           scope=SCOPE, client_secret="s")[0], 401)
+
+
+class AuthCodeTest(EmulatorTest):
+    options = {"auto_consent": True}
+
+    def authorize(self, verifier):
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=")
+        query = urlencode({"client_id": CLIENT, "response_type": "code", "scope": SCOPE,
+                           "redirect_uri": "http://localhost:5123/cb", "state": "s-1",
+                           "code_challenge": challenge.decode(), "code_challenge_method": "S256"})
+        status, headers, _ = self.client.request("/organizations/oauth2/v2.0/authorize?" + query)
+        self.assertEqual(status, 302)
+        location = urlsplit(headers["Location"])
+        self.assertEqual(location.netloc + location.path, "localhost:5123/cb")
+        params = parse_qs(location.query)
+        self.assertEqual(params["state"], ["s-1"])
+        return params["code"][0]
+
+    def redeem(self, code, verifier):
+        return self.client.token(grant_type="authorization_code", code=code, code_verifier=verifier,
+                                 redirect_uri="http://localhost:5123/cb")
+
+    def test_pkce(self):
+        code = self.authorize("v" * 43)
+        self.assertEqual(self.redeem(code, "w" * 43)[1]["error_codes"], [501481])
+        code = self.authorize("v" * 43)
+        status, body = self.redeem(code, "v" * 43)
+        self.assertEqual(status, 200, body)
+        self.assertIn("refresh_token", body)
+        self.assertEqual(self.redeem(code, "v" * 43)[1]["error_codes"], [54005])
+
+    def test_consent_page_without_auto_consent(self):
+        self.emu.configure(auto_consent=False)
+        query = urlencode({"client_id": CLIENT, "response_type": "code", "scope": SCOPE,
+                           "redirect_uri": "http://localhost:5123/cb"})
+        status, headers, text = self.client.request("/common/oauth2/v2.0/authorize?" + query)
+        self.assertEqual(status, 200)
+        self.assertIn("<form", text)
+
+
+class DiscoveryTest(EmulatorTest):
+    def test_openid_configuration(self):
+        status, _, text = self.client.request("/contoso.com/v2.0/.well-known/openid-configuration")
+        config = json.loads(text)
+        tid = self.emu.options.tenant_id
+        self.assertEqual(config["issuer"], f"{self.emu.base_url}/{tid}/v2.0")
+        self.assertEqual(config["device_authorization_endpoint"],
+                         f"{self.emu.base_url}/{tid}/oauth2/v2.0/devicecode")
+        common = json.loads(self.client.request("/common/v2.0/.well-known/openid-configuration")[2])
+        self.assertEqual(common["issuer"], self.emu.base_url + "/{tenantid}/v2.0")
+        self.assertEqual(common["token_endpoint"], self.emu.base_url + "/common/oauth2/v2.0/token")
+
+
+class FaultTest(EmulatorTest):
+    def test_503_with_retry_after_then_normal(self):
+        self.emu.add_fault("status", endpoint="devicecode", status=503, retry_after=7, count=2)
+        for _ in range(2):
+            status, headers, _ = self.client.request("/common/oauth2/v2.0/devicecode",
+                                                     form={"client_id": CLIENT, "scope": SCOPE})
+            self.assertEqual((status, headers["Retry-After"]), (503, "7"))
+        self.assertIn("user_code", self.client.device_code())
+        self.assertEqual([r["fault"] for r in self.emu.requests(endpoint="devicecode")],
+                         ["status", "status", None])
+
+    def test_html_invalid_json_drop_delay(self):
+        self.client.control("/faults", {"faults": [
+            {"kind": "html", "endpoint": "token"},
+            {"kind": "invalid_json", "endpoint": "token"},
+            {"kind": "drop", "endpoint": "token"},
+            {"kind": "delay", "endpoint": "token", "seconds": 0.3}]})
+        status, headers, text = self.client.request("/common/oauth2/v2.0/token", form={})
+        self.assertEqual((status, headers["Content-Type"].split(";")[0]), (502, "text/html"))
+        self.assertIn("Bad Gateway", text)
+        status, _, text = self.client.request("/common/oauth2/v2.0/token", form={})
+        self.assertEqual(status, 200)
+        self.assertRaises(ValueError, json.loads, text)
+        with self.assertRaises((urllib.error.URLError, ConnectionError, OSError)):
+            self.client.request("/common/oauth2/v2.0/token", form={})
+        started = time.monotonic()
+        status, _, _ = self.client.request("/common/oauth2/v2.0/token", form={})
+        self.assertGreaterEqual(time.monotonic() - started, 0.3)
+        self.assertEqual(status, 400)  # answered normally after the delay
+        self.assertEqual(self.emu.pending_faults(), [])
+
+    def test_grant_type_filter(self):
+        self.emu.add_fault("status", endpoint="token", grant_type="refresh_token")
+        dc = self.client.device_code()
+        self.assertEqual(self.client.poll(dc["device_code"])[0], 400)  # not faulted
+        self.assertEqual(len(self.emu.pending_faults()), 1)
+
+
+class LogAndControlTest(EmulatorTest):
+    def test_request_log_and_introspection(self):
+        body = self.client.sign_in()
+        polls = self.emu.requests(grant_type=DEVICE_GRANT)
+        self.assertEqual(len(polls), 1)
+        self.assertEqual(polls[0]["form"]["client_id"], CLIENT)
+        self.assertIn("user-agent", polls[0]["headers"])
+        self.assertEqual(polls[0]["response"]["access_token"], body["access_token"])
+        status, listed = self.client.control("/requests?path_contains=devicecode")
+        self.assertEqual(len(listed["requests"]), 1)
+        status, info = self.client.control("/introspect?token=" + body["access_token"])
+        self.assertTrue(info["active"])
+        self.assertEqual(self.client.control("/introspect?token=AT-x")[1], {"active": False})
+
+    def test_control_user_reset_and_errors(self):
+        status, user = self.client.control("/user", {"username": "user2@example.test",
+                                                     "oid": "oid-2"})
+        self.assertEqual((status, user["oid"]), (200, "oid-2"))
+        body = self.client.sign_in()
+        self.assertEqual(_claims(body["id_token"])["preferred_username"], "user2@example.test")
+        self.assertEqual(self.client.control("/device/approve", {})[0], 404)  # nothing pending
+        self.assertEqual(self.client.control("/options", {"no_such": 1})[0], 400)
+        self.assertEqual(self.client.control("/reset", {})[0], 200)
+        self.assertEqual(self.emu.requests(), [])
+        self.assertEqual(self.emu.store.user().username, "user1@example.test")
+
+
+class StandaloneTest(unittest.TestCase):
+    def test_ready_file_and_sigterm(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ready = os.path.join(tmp, "ready.json")
+            proc = subprocess.Popen([sys.executable, os.path.join(HERE, "idp_emulator.py"),
+                                     "--https", "--cert-dir", CERTS.name, "--ready-file", ready,
+                                     "--auto-approve", "0", "--interval", "0"],
+                                    stderr=subprocess.DEVNULL)
+            try:
+                for _ in range(100):
+                    if os.path.exists(ready):
+                        break
+                    time.sleep(0.05)
+                with open(ready) as f:
+                    info = json.load(f)
+                self.assertEqual(info["control"], info["base_url"] + "/_control")
+                self.assertEqual(info["ca_file"], os.path.join(CERTS.name, "ca.pem"))
+                context = ssl.create_default_context(cafile=info["ca_file"])
+                with urllib.request.urlopen(info["control"] + "/options", context=context) as r:
+                    self.assertEqual(json.load(r)["auto_approve"], 0)
+            finally:
+                proc.send_signal(signal.SIGTERM)
+                self.assertEqual(proc.wait(timeout=10), 0)
+
+    def test_plain_http(self):
+        with Emulator() as emu:
+            self.assertTrue(emu.base_url.startswith("http://127.0.0.1:"))
+            self.assertIn("user_code", Client(emu).device_code())
+
+
+if __name__ == "__main__":
+    unittest.main()

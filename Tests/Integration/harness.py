@@ -1,0 +1,245 @@
+"""Shared fixtures for the integration tests: built binaries, a private D-Bus session with a real
+gnome-keyring, the identity provider emulator over HTTPS, and a private HOME/XDG tree per test.
+
+Every test runs the real `tokenbroker` binaries as subprocesses with an environment built here,
+so nothing touches the user's own keyring, config or runtime directory.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Emulator"))
+
+import idp_emulator  # noqa: E402  (Tests/Emulator)
+
+BIN_DIR = os.environ.get("TOKENBROKER_BIN_DIR") or os.path.join(ROOT, ".build", "debug")
+TOKENBROKER = os.path.join(BIN_DIR, "tokenbroker")
+SYSTEM_PYTHON = "/usr/bin/python3"
+CLIENT_ID = "11111111-2222-3333-4444-555555555555"
+
+_certs = None
+
+
+def certs():
+    """One CA and server certificate per test run, made with openssl."""
+    global _certs
+    if _certs is None:
+        d = tempfile.mkdtemp(prefix="tb-certs-")
+        _certs = idp_emulator.make_certs(d)
+    return _certs
+
+
+class Bus:
+    """A private D-Bus session bus; optionally a gnome-keyring Secret Service on it."""
+
+    def __init__(self, home):
+        self.home = home
+        self.procs = []
+        self.daemon = subprocess.Popen(
+            ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.address = self.daemon.stdout.readline().strip()
+        self.procs.append(self.daemon)
+
+    def env(self):
+        return {"DBUS_SESSION_BUS_ADDRESS": self.address, "HOME": self.home, "PATH": os.environ["PATH"]}
+
+    def start_keyring(self, password="test"):
+        """Starts gnome-keyring's Secret Service and unlocks (or creates) the login keyring."""
+        p = subprocess.Popen(
+            ["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env())
+        p.stdin.write(password.encode())
+        p.stdin.close()
+        self.procs.append(p)
+        self.wait_for_name("org.freedesktop.secrets")
+        return p
+
+    def start_fake_secret_service(self, mode, seed=None):
+        """The fake Secret Service (Tests/Integration/fake_secret_service.py) for failures a real
+        gnome-keyring cannot show."""
+        args = [SYSTEM_PYTHON, os.path.join(HERE, "fake_secret_service.py"), "--mode", mode]
+        if seed:
+            args += ["--seed", seed]
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self.env(), text=True)
+        self.procs.append(p)
+        line = p.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError("fake secret service did not start: %r" % line)
+        return p
+
+    def call(self, *args):
+        return subprocess.run(["gdbus", "call", "--session"] + list(args), env=self.env(),
+                              capture_output=True, text=True, timeout=20)
+
+    def wait_for_name(self, name, timeout=10):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            r = self.call("--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                          "--method", "org.freedesktop.DBus.NameHasOwner", name)
+            if "true" in r.stdout:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("%s did not appear on the bus" % name)
+
+    def lock_login_collection(self):
+        r = self.call("--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets",
+                      "--method", "org.freedesktop.Secret.Service.Lock",
+                      "['/org/freedesktop/secrets/collection/login']")
+        assert r.returncode == 0, r.stderr
+
+    def secret_tool(self, *args, input=None):
+        return subprocess.run(["secret-tool"] + list(args), env=self.env(), input=input,
+                              capture_output=True, text=True, timeout=20)
+
+    def close(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            for stream in (p.stdout, p.stdin):
+                if stream:
+                    stream.close()
+
+
+class BrokerTestCase(unittest.TestCase):
+    """A private HOME, XDG tree, D-Bus session with an unlocked gnome-keyring, and an emulator."""
+
+    keyring = True
+    emulator_options = {}
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tb-it-")
+        self.home = os.path.join(self.tmp, "home")
+        self.runtime = os.path.join(self.tmp, "run")
+        os.makedirs(self.home)
+        os.makedirs(self.runtime, mode=0o700)
+        self.bus = Bus(self.home)
+        self.addCleanup(self._cleanup)
+        if self.keyring:
+            self.bus.start_keyring()
+        ca, cert, key = certs()
+        self.ca_file = ca
+        self.emu = idp_emulator.Emulator(https=True, cert_file=cert, key_file=key, **self.emulator_options)
+        self.emu.start()
+        self.write_config(self.default_config())
+
+    def _cleanup(self):
+        self.emu.stop()
+        self.bus.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # --- configuration
+
+    @property
+    def config_path(self):
+        return os.path.join(self.home, ".config", "tokenbroker", "config")
+
+    def default_config(self, extra_broker="", extra_account=""):
+        return f"""[broker]
+ca-file = {self.ca_file}
+refresh-margin = 300
+login-timeout = 60
+{extra_broker}
+[account work]
+provider = azure
+tenant = contoso.example
+client-id = {CLIENT_ID}
+authority = {self.emu.base_url}
+scopes = https://graph.microsoft.com/User.Read
+hosts = git.example.test
+{extra_account}
+"""
+
+    def write_config(self, text):
+        os.makedirs(os.path.dirname(self.config_path), exist_ok=True)
+        with open(self.config_path, "w") as f:
+            f.write(text)
+
+    # --- running the binaries
+
+    def env(self, **overrides):
+        env = self.bus.env()
+        env.update({
+            "XDG_RUNTIME_DIR": self.runtime,
+            "XDG_CONFIG_HOME": os.path.join(self.home, ".config"),
+            "XDG_DATA_HOME": os.path.join(self.home, ".local", "share"),
+            "LANG": "C.UTF-8",
+        })
+        env.update(overrides)
+        return {k: v for k, v in env.items() if v is not None}
+
+    def run_broker(self, *args, input=b"", timeout=60, env=None, argv0=None):
+        """Runs `tokenbroker ARGS` (or under the name argv0), returns CompletedProcess with
+        bytes stdout/stderr; fails the test if it does not end within `timeout` seconds."""
+        exe = TOKENBROKER
+        if argv0:
+            exe = os.path.join(self.tmp, argv0)
+            if not os.path.exists(exe):
+                os.symlink(TOKENBROKER, exe)
+        if isinstance(input, str):
+            input = input.encode()
+        return subprocess.run([exe] + list(args), input=input, capture_output=True,
+                              env=env or self.env(), timeout=timeout)
+
+    def login(self, account="work", approve=True, **kw):
+        """Runs a device-code login and approves it at the emulator while it polls."""
+        p = subprocess.Popen([TOKENBROKER, "login", account, "--device-code"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=self.env())
+        if approve:
+            self.emu_approve_when_pending(**kw)
+        out, err = p.communicate(timeout=60)
+        return p.returncode, out, err
+
+    def emu_approve_when_pending(self, timeout=30, **kw):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.emu.approve_latest(**kw):
+                return
+            time.sleep(0.05)
+        raise AssertionError("no device code was requested")
+
+    # --- keyring inspection
+
+    def keyring_items(self, account=None):
+        """(attributes, secret) of every tokenbroker item, via secret-tool."""
+        args = ["search", "--all", "application", "tokenbroker"]
+        if account:
+            args += ["account", account]
+        r = self.bus.secret_tool(*args)
+        items, current = [], None
+        for line in (r.stdout + "\n" + r.stderr).splitlines():
+            if line.startswith("["):
+                current = {"attributes": {}}
+                items.append(current)
+            elif current is not None and " = " in line:
+                k, v = line.split(" = ", 1)
+                if k.startswith("attribute."):
+                    current["attributes"][k[len("attribute."):]] = v
+                elif k == "secret":
+                    current["secret"] = v
+                elif k == "label":
+                    current["label"] = v
+        return items
+
+    def assert_no_leak(self, *secrets, outputs=()):
+        """No secret appears in the given outputs or in any keyring attribute or label."""
+        blobs = [o.decode(errors="replace") if isinstance(o, bytes) else o for o in outputs]
+        for item in self.keyring_items():
+            blobs.append(json.dumps(item.get("attributes", {})))
+            blobs.append(item.get("label", ""))
+        for s in secrets:
+            for b in blobs:
+                self.assertNotIn(s, b)
