@@ -89,12 +89,15 @@ struct GitTarget {
     throw HelperError.insecureProtocol(proto, host: host)
   }
 
-  /// Scheme and `host[:port]` of `url`, percent-decoded; nil when either is empty or a decoded
-  /// part holds a control character (CVE-2020-5260).
+  /// Scheme and `host[:port]` of `url`, percent-decoded; nil when either is empty or any decoded
+  /// part of the URL holds a control character (CVE-2020-5260).
   static func parse(url: String) -> (String, String)? {
     guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
     let scheme = String(url[..<colon])
     var rest = url[url.index(colon, offsetBy: 3)...]
+    // Every decoded component, path and query included, must be free of control characters.
+    guard let whole = percentDecode(String(rest)), !whole.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+    else { return nil }
     if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
     if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
     guard let host = percentDecode(String(rest)), !scheme.isEmpty, !host.isEmpty,
