@@ -82,6 +82,8 @@ public enum HTTPError: Error, Sendable, Equatable {
   case tls(host: String, detail: String)
   /// The connect or total timeout passed.
   case timedOut(host: String)
+  /// A configured extra CA file cannot be used: its path and why.
+  case caFile(path: String, detail: String)
   /// Anything else libcurl reports.
   case other(host: String, detail: String)
 }
@@ -97,6 +99,8 @@ extension HTTPError: CustomStringConvertible {
     case .tls(let host, let detail):
       return "TLS verification failed for '\(host)' (\(detail)); check the system CA store or set ca-file"
     case .timedOut(let host): return "'\(host)' did not answer in time; try again later"
+    case .caFile(let path, let detail):
+      return "cannot use the CA file '\(path)' (\(detail)); fix the ca-file setting in the config"
     case .other(let host, let detail): return "request to '\(host)' failed (\(detail)); try again later"
     }
   }

@@ -18,10 +18,10 @@ enum CABundle {
       switch readFile(path) {
       case .success(let read): bytes = read
       case .failure(let reason):
-        throw .other(host: host, detail: "cannot read CA file '\(path)': \(reason.text)")
+        throw .caFile(path: path, detail: reason.text)
       }
       guard containsPEMCertificate(bytes) else {
-        throw .other(host: host, detail: "CA file '\(path)' holds no PEM certificate")
+        throw .caFile(path: path, detail: "it holds no PEM certificate")
       }
       if let last = bundle.last, last != UInt8(ascii: "\n") { bundle.append(UInt8(ascii: "\n")) }
       bundle += bytes

@@ -24,13 +24,13 @@ import Testing
 
   @Test func filesWithoutACertificateOrNotRegularAreRefused() throws {
     let key = server.directory + "/server.key"
-    #expect(throws: HTTPError.other(host: "h", detail: "CA file '\(key)' holds no PEM certificate")) {
+    #expect(throws: HTTPError.caFile(path: key, detail: "it holds no PEM certificate")) {
       try CABundle.load(extra: [key], systemPath: "/nonexistent", host: "h")
     }
-    #expect(throws: HTTPError.other(host: "h", detail: "cannot read CA file '/tmp': not a regular file")) {
+    #expect(throws: HTTPError.caFile(path: "/tmp", detail: "not a regular file")) {
       try CABundle.load(extra: ["/tmp"], systemPath: "/nonexistent", host: "h")
     }
-    #expect(throws: HTTPError.other(host: "h", detail: "cannot read CA file '/nonexistent/ca.pem': No such file or directory")) {
+    #expect(throws: HTTPError.caFile(path: "/nonexistent/ca.pem", detail: "No such file or directory")) {
       try CABundle.load(extra: ["/nonexistent/ca.pem"], systemPath: "/nonexistent", host: "h")
     }
   }

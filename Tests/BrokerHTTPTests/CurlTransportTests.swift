@@ -139,8 +139,9 @@ import Testing
         HTTPRequest(method: "GET", url: https("/json"), caFiles: ["/nonexistent/ca.pem"]))
       Issue.record("a missing CA file was ignored")
     } catch {
-      guard case .other(_, let detail) = error else { Issue.record("got \(error)"); return }
-      #expect(detail.hasPrefix("cannot read CA file '/nonexistent/ca.pem'"))
+      guard case .caFile(let path, _) = error else { Issue.record("got \(error)"); return }
+      #expect(path == "/nonexistent/ca.pem")
+      #expect(error.description.contains("ca-file"))
     }
   }
 

@@ -8,7 +8,12 @@ internal import CLibcurl
 private let versionNow = CURLversion(rawValue: CURLVERSION_LAST.rawValue - 1)
 
 /// `curl_global_init`, once, before the first handle (a Swift global initialises lazily, once).
-private let curlReady: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+/// `SSLKEYLOGFILE` is dropped first: OpenSSL would write every TLS session key to that file, and
+/// with them anyone could read the tokens in a captured exchange.
+private let curlReady: Bool = {
+  unsetenv("SSLKEYLOGFILE")
+  return curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+}()
 
 enum EasyHandle {
   static var libraryVersion: String {

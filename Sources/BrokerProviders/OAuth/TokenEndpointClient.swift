@@ -85,7 +85,7 @@ struct TokenEndpointClient: Sendable {
 
   static func classify(_ error: HTTPError, host: String) -> EndpointExchange {
     switch error {
-    case .invalidURL, .insecureURL, .tls: return .failed(.unavailable(host: host, detail: error.description))
+    case .invalidURL, .insecureURL, .tls, .caFile: return .failed(.unavailable(host: host, detail: error.description))
     case .timedOut: return .transient(what: "no answer in time", remedy: "try again later", retryAfter: nil)
     case .cannotConnect:
       return .transient(what: "cannot connect", remedy: "check the network and proxy settings", retryAfter: nil)
