@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Fidelity check: MSAL Python (a client no one here wrote) against the running emulator.
+"""Fidelity check: real client libraries no one here wrote against the running emulator.
+
+MSAL Python against the Azure endpoints (device code, silent refresh, auth code + PKCE, error
+bodies), google-auth against the Google token endpoint (refresh, revoked grant).
 
 Usage: check_fidelity.py READY_FILE   (the emulator's ready file; run by check_fidelity.sh)
-Needs `msal` importable and REQUESTS_CA_BUNDLE set to the emulator's CA. Prints PASS/FAIL
-per step and exits 1 if any step failed. Where MSAL and the emulator disagree, MSAL is right.
+Needs `msal` and `google-auth` importable and REQUESTS_CA_BUNDLE set to the emulator's CA.
+Prints PASS/FAIL per step and exits 1 if any step failed. Where a library and the emulator
+disagree, the library is right.
 """
 
 import json
@@ -16,12 +20,18 @@ import urllib.request
 import warnings
 from urllib.parse import parse_qsl, quote, urlsplit
 
+import google.auth
+import google.auth.exceptions
 import msal
+from google.auth.transport.requests import Request as GoogleRequest
+from google.oauth2.credentials import Credentials
 
 CLIENT_ID = "11111111-2222-3333-4444-555555555555"
 TENANT = "organizations"
 SCOPES = ["https://graph.microsoft.com/User.Read"]
 USERNAME = "fidelity.user@example.test"
+GOOGLE_CLIENT_ID = "1234-fidelity.apps.googleusercontent.com"
+GOOGLE_SCOPES = ["openid", "email", "https://www.googleapis.com/auth/cloud-platform"]
 
 
 class Control:
@@ -67,6 +77,33 @@ def _approve_later(control, user_code, delay):
     """Approve after MSAL has polled at least once, as a user would."""
     time.sleep(delay)
     control.call("/device/approve", {"user_code": user_code})
+
+
+def check_google_auth(c, control, ready):
+    """google-auth refreshes against /google/token and keeps the (unrotated) refresh token."""
+    refresh_token = control.call("/refresh-tokens", {
+        "username": USERNAME, "client_id": GOOGLE_CLIENT_ID,
+        "scope": " ".join(GOOGLE_SCOPES)})["refresh_token"]
+    credentials = Credentials(None, refresh_token=refresh_token, client_id=GOOGLE_CLIENT_ID,
+                              client_secret="GOCSPX-fidelity",
+                              token_uri=f"{ready['base_url']}/google/token", scopes=GOOGLE_SCOPES)
+    credentials.refresh(GoogleRequest())
+    c.check("google-auth: Credentials.refresh gets an access token with an expiry",
+            bool(credentials.token) and credentials.expiry is not None and credentials.valid)
+    c.check("google-auth: the refresh token is kept (Google sends none back)",
+            credentials.refresh_token == refresh_token)
+    sent = control.call("/requests?endpoint=google.token")["requests"][-1]["form"]
+    c.check("google-auth: the refresh request carries client_secret and the scopes",
+            sent.get("client_secret") == "GOCSPX-fidelity"
+            and sent.get("scope") == " ".join(GOOGLE_SCOPES), sent)
+    control.call("/revoke", {"token": refresh_token})
+    try:
+        credentials.refresh(GoogleRequest())
+        error = "no error"
+    except google.auth.exceptions.RefreshError as e:
+        error = str(e)
+    c.check("google-auth: a revoked grant raises RefreshError with invalid_grant",
+            "invalid_grant" in error, error)
 
 
 def main(ready_file):
@@ -168,7 +205,10 @@ def main(ready_file):
     c.check("acquire_token_by_auth_code_flow redeems the code with its PKCE verifier",
             "access_token" in by_code, by_code)
 
-    print(f"{'PASS' if not c.failures else 'FAIL'}: MSAL {msal.__version__} fidelity check "
+    check_google_auth(c, control, ready)
+
+    print(f"{'PASS' if not c.failures else 'FAIL'}: MSAL {msal.__version__} and google-auth "
+          f"{google.auth.__version__} fidelity check "
           f"({c.failures} failure(s))")
     return 1 if c.failures else 0
 

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Fidelity check of the identity provider emulator against MSAL Python (see README.md).
-# Makes a venv in a temp dir (or reuses $IDP_FIDELITY_VENV), installs msal from PyPI,
+# Fidelity check of the identity provider emulator against MSAL Python and google-auth.
+# Makes a venv in a temp dir (or reuses $IDP_FIDELITY_VENV), installs them from PyPI,
 # starts the emulator over HTTPS and runs check_fidelity.py. Exit 0 only if every step passed.
 set -eu
 
@@ -18,7 +18,7 @@ venv=${IDP_FIDELITY_VENV:-$work/venv}
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check msal
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check msal google-auth requests
 
 "$python" "$here/idp_emulator.py" --https --cert-dir "$work/certs" --ready-file "$work/ready.json" &
 emulator_pid=$!

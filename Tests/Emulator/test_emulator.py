@@ -16,6 +16,7 @@ import time
 import unittest
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -208,6 +209,13 @@ class RefreshTest(EmulatorTest):
         self.assertEqual(self.refresh(rt4)[1]["error"], "invalid_grant")
         self.assertEqual(self.refresh(rt5)[1]["error_codes"], [50173])
 
+    def test_concurrent_redemption_under_strict_rotation(self):
+        self.emu.configure(refresh_token_reuse="reject")
+        rt = self.client.sign_in()["refresh_token"]
+        with ThreadPoolExecutor(8) as pool:
+            statuses = list(pool.map(lambda _: self.refresh(rt)[0], range(8)))
+        self.assertEqual(sorted(statuses), [200] + [400] * 7)
+
     def test_reply_modes_and_offline_access(self):
         rt = self.client.sign_in()["refresh_token"]
         self.emu.configure(refresh_token_mode="omit")
@@ -343,6 +351,19 @@ class FaultTest(EmulatorTest):
         self.assertEqual(status, 400)  # answered normally after the delay
         self.assertEqual(self.emu.pending_faults(), [])
 
+    def test_scripted_json_body(self):
+        body = {"error": "invalid_grant", "error_description": "AADSTS50173: token RT-x was revoked"}
+        self.emu.add_fault("json", endpoint="token", body=body, retry_after=3)
+        self.client.control("/faults", {"kind": "json", "endpoint": "token", "status": 500,
+                                        "body": {"error": "server_error"}})
+        status, headers, text = self.client.request("/common/oauth2/v2.0/token", form={})
+        self.assertEqual((status, headers["Retry-After"], json.loads(text)), (400, "3", body))
+        status, _, text = self.client.request("/common/oauth2/v2.0/token", form={})
+        self.assertEqual((status, json.loads(text)), (500, {"error": "server_error"}))
+        self.assertEqual([r["fault"] for r in self.emu.requests(endpoint="token")], ["json", "json"])
+        with self.assertRaises(ValueError):
+            self.emu.add_fault("json", endpoint="token")
+
     def test_grant_type_filter(self):
         self.emu.add_fault("status", endpoint="token", grant_type="refresh_token")
         dc = self.client.device_code()
@@ -375,6 +396,71 @@ class LogAndControlTest(EmulatorTest):
         self.assertEqual(self.client.control("/reset", {})[0], 200)
         self.assertEqual(self.emu.requests(), [])
         self.assertEqual(self.emu.store.user().username, "user1@example.test")
+
+
+class GoogleTest(EmulatorTest):
+    options = {"auto_consent": True}
+    secret = {"client_id": "g-client", "client_secret": "g-secret"}
+
+    def google_token(self, **form):
+        return self.client.post("/google/token", {**self.secret, **form})
+
+    def device_sign_in(self):
+        status, dc = self.client.post("/google/device/code",
+                                      {"client_id": "g-client", "scope": "openid email"})
+        self.assertIn("verification_url", dc)
+        self.assertNotIn("verification_uri", dc)
+        status, body = self.google_token(grant_type=DEVICE_GRANT, device_code=dc["device_code"])
+        self.assertEqual((status, body["error"]), (428, "authorization_pending"))
+        self.emu.approve(dc["user_code"])
+        status, body = self.google_token(grant_type=DEVICE_GRANT, device_code=dc["device_code"])
+        self.assertEqual(status, 200, body)
+        return body
+
+    def test_device_flow_refresh_without_rotation_and_revoke(self):
+        body = self.device_sign_in()
+        self.assertEqual(_claims(body["id_token"])["email"], "user1@example.test")
+        status, refreshed = self.google_token(grant_type="refresh_token",
+                                              refresh_token=body["refresh_token"])
+        self.assertEqual(status, 200, refreshed)
+        self.assertNotIn("refresh_token", refreshed)  # Google does not rotate
+        status, _, text = self.client.request("/google/revoke?token=" + refreshed["access_token"],
+                                              form={})
+        self.assertEqual((status, json.loads(text)), (200, {}))
+        status, dead = self.google_token(grant_type="refresh_token",
+                                         refresh_token=body["refresh_token"])
+        self.assertEqual((status, dead["error"]), (400, "invalid_grant"))
+        self.assertIsNone(self.emu.validate_access_token(body["access_token"]))
+        self.assertEqual(self.client.post("/google/revoke", {"token": "nope"})[0], 400)
+
+    def test_client_secret_required(self):
+        status, body = self.client.post("/google/token", {"client_id": "g-client",
+                                                          "grant_type": "refresh_token",
+                                                          "refresh_token": "x"})
+        self.assertEqual((status, body["error_description"]), (400, "client_secret is missing."))
+
+    def test_offline_refresh_token_only_on_first_consent(self):
+        def sign_in(prompt=None):
+            query = {"client_id": "g-client", "response_type": "code", "scope": "openid email",
+                     "redirect_uri": "http://127.0.0.1:4711/", "access_type": "offline"}
+            if prompt:
+                query["prompt"] = prompt
+            _, headers, _ = self.client.request("/google/o/oauth2/v2/auth?" + urlencode(query))
+            code = parse_qs(urlsplit(headers["Location"]).query)["code"][0]
+            return self.google_token(grant_type="authorization_code", code=code,
+                                     redirect_uri="http://127.0.0.1:4711/")[1]
+        self.assertIn("refresh_token", sign_in())
+        self.assertNotIn("refresh_token", sign_in())
+        self.assertIn("refresh_token", sign_in(prompt="consent"))
+
+    def test_tokeninfo_and_userinfo(self):
+        token = self.device_sign_in()["access_token"]
+        status, _, text = self.client.request("/google/tokeninfo?access_token=" + token)
+        self.assertEqual(json.loads(text)["email"], "user1@example.test")
+        status, _, text = self.client.request("/google/v1/userinfo",
+                                              headers={"Authorization": "Bearer " + token})
+        self.assertEqual((status, json.loads(text)["email_verified"]), (200, True))
+        self.assertEqual(self.client.request("/google/v1/userinfo")[0], 401)
 
 
 class StandaloneTest(unittest.TestCase):

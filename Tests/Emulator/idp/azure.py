@@ -4,17 +4,16 @@ Endpoints (any `{tenant}`: common, organizations, consumers, a GUID or a domain)
 POST /{tenant}/oauth2/v2.0/devicecode, POST /{tenant}/oauth2/v2.0/token,
 GET|POST /{tenant}/oauth2/v2.0/authorize, GET|POST /{tenant}/oauth2/v2.0/logout,
 GET /{tenant}/v2.0/.well-known/openid-configuration, GET /{tenant}/discovery/v2.0/keys,
-GET /common/discovery/instance, and the emulator's own GET|POST /devicelogin page.
+GET /common/discovery/instance.
 """
 
 import functools
-import html
 import time
 import uuid
 from typing import NamedTuple
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
-from . import tokens
+from . import browser, tokens
 from .store import GrantError
 from .web import NO_STORE, Route, html_response, json_response, redirect
 
@@ -142,7 +141,6 @@ class AzureProvider:
             Route(("GET",), tenant + r"/discovery/v2\.0/keys", "jwks", self.jwks),
             Route(("GET",), r"/common/discovery/instance", "instance-discovery",
                   self.instance_discovery),
-            Route(("GET", "POST"), r"/devicelogin", "devicelogin", self.devicelogin),
         ]
 
     # -- error bodies --------------------------------------------------------------------
@@ -200,28 +198,6 @@ class AzureProvider:
             "message": f"To sign in, use a web browser to open the page {uri} and enter the "
                        f"code {dc.user_code} to authenticate."}, 200, NO_STORE)
 
-    def devicelogin(self, req):
-        """The emulator's own verification page: enter a user code, approve or decline it."""
-        params = req.params
-        note = ""
-        if req.method == "POST":
-            code = params.get("otc", "")
-            try:
-                if params.get("decision") == "decline":
-                    self.store.decline(code)
-                    note = "Sign-in declined."
-                else:
-                    dc = self.store.approve(code)
-                    note = f"Signed in as {dc.username}. You can close this window."
-            except LookupError:
-                note = "We don't recognize this code."
-        return html_response(
-            "<!doctype html><title>Emulator device login</title><h1>Enter code</h1>"
-            f"<p>{html.escape(note)}</p><form method=post action=/devicelogin>"
-            f"<input name=otc value='{html.escape(params.get('otc', ''), quote=True)}'>"
-            "<button name=decision value=approve>Approve</button>"
-            "<button name=decision value=decline>Decline</button></form>")
-
     # -- token endpoint ------------------------------------------------------------------
 
     @_guarded
@@ -245,9 +221,7 @@ class AzureProvider:
         dc, answer = self.store.poll_device_code(_required(req.form, "device_code"), client_id)
         if answer != "success":
             return self._scripted(req, answer)
-        user = self.store.user(dc.username)
-        return self._tokens(req, tenant, user, client_id, dc.scopes,
-                            self._new_refresh_token(user, client_id, dc.scopes))
+        return self._signed_in(req, tenant, self.store.user(dc.username), client_id, dc.scopes)
 
     def _refresh_token_grant(self, req, tenant, client_id):
         form = req.form
@@ -255,12 +229,12 @@ class AzureProvider:
         scopes = _scopes(form)
         offline = "offline_access" in scopes
         mode = self.options.refresh_token_mode
-        _, new, user = self.store.redeem_refresh_token(presented, client_id,
-                                                       rotate=offline and mode == "rotate")
-        refresh = None
+        grant, new, user = self.store.redeem_refresh_token(presented, client_id,
+                                                           rotate=offline and mode == "rotate")
+        reply = None
         if offline:
-            refresh = {"rotate": new and new.token, "same": presented, "omit": None, "empty": ""}[mode]
-        return self._tokens(req, tenant, user, client_id, scopes, refresh)
+            reply = {"rotate": new and new.token, "same": presented, "omit": None, "empty": ""}[mode]
+        return self._tokens(req, tenant, user, client_id, scopes, grant.family, reply)
 
     def _authorization_code_grant(self, req, tenant, client_id):
         form = req.form
@@ -268,20 +242,27 @@ class AzureProvider:
                                          _required(form, "redirect_uri"), form.get("code_verifier"))
         scopes = tokens.split_scopes(form.get("scope")) or ac.scopes
         user = self.store.user(ac.username)
-        granted = list(dict.fromkeys(ac.scopes + scopes))
-        return self._tokens(req, tenant, user, client_id, scopes,
-                            self._new_refresh_token(user, client_id, granted), ac.nonce)
+        if not ac.grants_refresh_token:
+            return self._tokens(req, tenant, user, client_id, scopes, nonce=ac.nonce)
+        rt = self.store.add_refresh_token(user.username, client_id, ac.scopes)
+        return self._tokens(req, tenant, user, client_id, scopes, rt.family, rt.token, ac.nonce)
 
-    def _new_refresh_token(self, user, client_id, scopes):
-        """Azure v2.0 issues a refresh token only when `offline_access` was asked for."""
+    def _signed_in(self, req, tenant, user, client_id, scopes):
+        """Tokens for a new sign-in; a refresh token only when `offline_access` was asked for."""
         if "offline_access" not in scopes:
-            return None
-        return self.store.add_refresh_token(user.username, client_id, scopes).token
+            return self._tokens(req, tenant, user, client_id, scopes)
+        rt = self.store.add_refresh_token(user.username, client_id, scopes)
+        return self._tokens(req, tenant, user, client_id, scopes, rt.family, rt.token)
 
-    def _tokens(self, req, tenant, user, client_id, scopes, refresh_token, nonce=None):
-        """The success body: Bearer access token, then refresh_token, id_token, client_info as due."""
+    def _tokens(self, req, tenant, user, client_id, scopes, family=None, refresh_token=None,
+                nonce=None):
+        """The success body: Bearer access token, then refresh_token, id_token, client_info as due.
+
+        `family` links the access token to its grant; `refresh_token` is the reply's value
+        (None: no field).
+        """
         tid = self._token_tid(tenant, user)
-        at = self.store.issue_access_token(user, client_id, scopes, tid)
+        at = self.store.issue_access_token(user, client_id, scopes, tid, family)
         lifetime = int(self.options.access_token_lifetime)
         body = {"token_type": "Bearer", "scope": " ".join(s for s in scopes if s != "offline_access"),
                 "expires_in": lifetime, "ext_expires_in": lifetime, "access_token": at.token}
@@ -302,62 +283,33 @@ class AzureProvider:
 
     # -- browser endpoints ---------------------------------------------------------------
 
-    @staticmethod
-    def _redirect_allowed(uri):
-        """Azure: https anywhere, http only for localhost (127.0.0.1 via the app manifest)."""
-        parts = urlsplit(uri)
-        return parts.scheme == "https" or (parts.scheme == "http"
-                                           and parts.hostname in ("localhost", "127.0.0.1"))
-
-    @staticmethod
-    def _send_to(uri, mode, params):
-        params = {k: v for k, v in params.items() if v is not None}
-        if mode == "form_post":
-            inputs = "".join(f"<input type=hidden name='{html.escape(k, True)}' "
-                             f"value='{html.escape(v, True)}'>" for k, v in params.items())
-            return html_response(f"<!doctype html><body onload='document.forms[0].submit()'>"
-                                 f"<form method=post action='{html.escape(uri, True)}'>{inputs}"
-                                 f"<noscript><button>Continue</button></noscript></form>")
-        separator = "#" if mode == "fragment" else ("&" if "?" in uri else "?")
-        return redirect(uri + separator + urlencode(params))
-
     def authorize(self, req, tenant):
         """Auth code + PKCE: consent page, or (auto_consent) an immediate redirect with a code."""
         p = req.params
         client_id, uri = p.get("client_id"), p.get("redirect_uri")
-        if not client_id or not uri or not self._redirect_allowed(uri):
-            message = ("AADSTS900144: The request body must contain the following parameter: "
-                       "'client_id'." if not client_id else
-                       f"AADSTS50011: The redirect URI '{uri}' specified in the request does not "
-                       f"match the redirect URIs configured for the application '{client_id}'.")
-            return html_response(f"<!doctype html><title>Sign in</title><p>{html.escape(message)}",
-                                 400)
-        mode, state = p.get("response_mode", "query"), p.get("state")
+        if not client_id:
+            return browser.error_page("AADSTS900144: The request body must contain the following "
+                                      "parameter: 'client_id'.")
+        if not browser.redirect_allowed(uri, ("localhost", "127.0.0.1")):
+            return browser.error_page(f"AADSTS50011: The redirect URI '{uri}' specified in the "
+                                      f"request does not match the redirect URIs configured for "
+                                      f"the application '{client_id}'.")
         method = p.get("code_challenge_method") or "plain"
         problem = ("unsupported_response_type" if p.get("response_type") != "code" else
                    "invalid_request" if not p.get("scope") or method not in ("S256", "plain") else
                    None)
         if problem:
-            return self._send_to(uri, mode, {"error": problem, "state": state,
-                                             "error_description": f"Emulator: {problem}."})
-        decision = p.get("decision") if req.method == "POST" else None
-        if decision == "decline":
-            return self._send_to(uri, mode, {
-                "error": "access_denied", "state": state,
-                "error_description": "AADSTS65004: User declined to consent to access the app."})
-        if self.options.auto_consent or decision == "approve":
-            ac = self.store.create_auth_code(client_id, uri, tokens.split_scopes(p["scope"]), tenant,
-                                             p.get("code_challenge"), method, p.get("nonce"))
-            return self._send_to(uri, mode, {"code": ac.code, "state": state})
-        hidden = "".join(f"<input type=hidden name='{html.escape(k, True)}' "
-                         f"value='{html.escape(v, True)}'>" for k, v in p.items() if k != "decision")
-        user = self.store.user()
-        return html_response(
-            f"<!doctype html><title>Emulator sign-in</title><h1>{html.escape(client_id)} wants "
-            f"access</h1><p>User: {html.escape(user.username)}<br>Scopes: "
-            f"{html.escape(p['scope'])}</p><form method=post>{hidden}"
-            "<button name=decision value=approve>Accept</button> "
-            "<button name=decision value=decline>Cancel</button></form>")
+            return browser.send_to(uri, p.get("response_mode"), {
+                "error": problem, "state": p.get("state"), "error_description": f"Emulator: {problem}."})
+
+        def issue_code():
+            scopes = tokens.split_scopes(p["scope"])
+            return self.store.create_auth_code(
+                client_id, uri, scopes, tenant, p.get("code_challenge"), method, p.get("nonce"),
+                grants_refresh_token="offline_access" in scopes).code
+        return browser.consent_step(req, uri, self.options.auto_consent, self.store.user().username,
+                                    issue_code, {"error": "access_denied", "error_description":
+                                                 "AADSTS65004: User declined to consent to access the app."})
 
     def logout(self, req, tenant):
         target = req.params.get("post_logout_redirect_uri")

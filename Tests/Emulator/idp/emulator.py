@@ -7,16 +7,17 @@ import threading
 import traceback
 from dataclasses import asdict
 
-from . import tokens
+from . import browser, tokens
 from .azure import AzureProvider
 from .certs import make_certs
 from .control import ControlAPI
-from .faults import FaultInjector, describe
+from .faults import FaultInjector
+from .google import GoogleProvider
 from .options import Options
 from .reqlog import RequestLog
 from .server import LoopbackServer
 from .store import DEFAULT_USERNAME, GrantStore
-from .web import Router, json_response
+from .web import Route, Router, json_response
 
 
 def _gaps(polls):
@@ -24,7 +25,7 @@ def _gaps(polls):
 
 
 class Emulator:
-    """An identity provider on 127.0.0.1 for tests.
+    """An identity provider (Azure AD v2.0 under /{tenant}, Google under /google) on 127.0.0.1.
 
         emu = Emulator(https=True, cert_dir=d, access_token_lifetime=60).start()
         emu.base_url, emu.ca_file   # authority and CA bundle for the client under test
@@ -46,7 +47,12 @@ class Emulator:
         self.store = GrantStore(self.options, default_username=user or DEFAULT_USERNAME)
         self.faults = FaultInjector()
         self.log = RequestLog()
-        self.router = Router(AzureProvider(self.store, self.options).routes())
+        self.router = Router([
+            *GoogleProvider(self.store, self.options).routes(),
+            *AzureProvider(self.store, self.options).routes(),
+            Route(("GET", "POST"), r"/devicelogin", "devicelogin",
+                  lambda req: browser.device_login(self.store, req)),
+        ])
         self.control = ControlAPI(self)
         self.ca_file = None
         self._server = None
@@ -97,7 +103,7 @@ class Emulator:
 
     def elapsed(self):
         """Monotonic seconds since the emulator was made: the clock of logs and polls."""
-        return self.store.elapsed()
+        return self.store.now()
 
     # -- serving -------------------------------------------------------------------------
 
@@ -112,8 +118,7 @@ class Emulator:
         response = fault.apply() if fault else None
         if response is None:
             response = self._route(route, params, request)
-        self.log.finish(entry, getattr(response, "status", None), describe(response),
-                        fault.kind if fault else None)
+        self.log.finish(entry, response, fault.kind if fault else None)
         return response
 
     def _route(self, route, params, request):

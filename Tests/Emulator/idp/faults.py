@@ -1,13 +1,12 @@
 """Injected failures: per endpoint, consumed in the order they were added."""
 
-import json
 import threading
 import time
 from dataclasses import asdict, dataclass
 
 from .web import DROP, Response, html_response, json_response
 
-KINDS = ("status", "delay", "html", "invalid_json", "drop")
+KINDS = ("status", "delay", "html", "invalid_json", "drop", "json")
 
 _PROXY_PAGE = ("<html>\r\n<head><title>{status} Bad Gateway</title></head>\r\n<body>\r\n"
                "<center><h1>{status} Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
@@ -24,6 +23,8 @@ class Fault:
     - html: a proxy's HTML error page, `text/html`, status default 502.
     - invalid_json: `application/json` that does not parse, status default 200.
     - drop: close the connection without a reply.
+    - json: answer `body` (any JSON value, e.g. an error object that echoes a token) as
+      `application/json`, status default 400, `Retry-After` when given.
     `endpoint` is a route name ("token", "devicecode", …) or "*"; `grant_type` narrows a
     fault to token requests of that grant type.
     """
@@ -34,12 +35,15 @@ class Fault:
     retry_after: int | None = None
     seconds: float = 0.0
     grant_type: str | None = None
+    body: object = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"fault kind must be one of {KINDS}")
         if self.count < 1:
             raise ValueError("fault count must be at least 1")
+        if self.kind == "json" and self.body is None:
+            raise ValueError("a json fault needs a body")
 
     def matches(self, endpoint, request):
         if self.endpoint not in ("*", endpoint):
@@ -58,9 +62,11 @@ class Fault:
             return html_response(_PROXY_PAGE.format(status=status), status)
         if self.kind == "invalid_json":
             return Response(self.status or 200, b'{"access_token": "AT-trunc', "application/json")
+        headers = {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
+        if self.kind == "json":
+            return json_response(self.body, self.status or 400, headers)
         status = self.status or 503
         error = "temporarily_unavailable" if status in (429, 503) else "server_error"
-        headers = {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
         return json_response({"error": error, "error_description": f"Injected HTTP {status}."},
                              status, headers)
 
@@ -97,15 +103,3 @@ class FaultInjector:
         with self.lock:
             return [asdict(f) for f in self.pending]
 
-
-def describe(response):
-    """How a response is shown in the request log: parsed JSON, else text (or "dropped")."""
-    if response is DROP:
-        return "dropped"
-    text = response.body.decode("utf-8", "replace")
-    if response.content_type.startswith("application/json"):
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass
-    return text[:2000]

@@ -1,6 +1,9 @@
 """The request log: every request to a provider endpoint, as received, with its answer."""
 
+import json
 import threading
+
+from .web import DROP
 
 
 class RequestLog:
@@ -23,9 +26,11 @@ class RequestLog:
             self.entries.append(entry)
         return entry
 
-    def finish(self, entry, status, response, fault=None):
+    def finish(self, entry, response, fault=None):
+        """Complete an entry with the response (or DROP) and the kind of fault applied, if any."""
         with self.lock:
-            entry.update(status=status, response=response, fault=fault)
+            entry.update(status=None if response is DROP else response.status,
+                         response=_describe(response), fault=fault)
 
     def find(self, path_contains=None, grant_type=None, endpoint=None, method=None):
         """Entries matching every given filter, oldest first."""
@@ -39,3 +44,16 @@ class RequestLog:
     def clear(self):
         with self.lock:
             self.entries.clear()
+
+
+def _describe(response):
+    """How a response is shown in the request log: parsed JSON, else text (or "dropped")."""
+    if response is DROP:
+        return "dropped"
+    text = response.body.decode("utf-8", "replace")
+    if response.content_type.startswith("application/json"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text[:2000]

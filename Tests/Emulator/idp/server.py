@@ -49,6 +49,11 @@ class LoopbackServer(ThreadingHTTPServer):
             if conn is not request:
                 conn.close()
 
+    def handle_error(self, request, client_address):
+        """A client that hangs up mid-request is not news; tracebacks only with --verbose."""
+        if self.verbose:
+            super().handle_error(request, client_address)
+
     def close(self):
         """Stop serving and cut every open connection."""
         self.shutdown()
@@ -64,8 +69,10 @@ class LoopbackServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as libcurl and requests expect
     server_version = "idp-emulator"
-    sys_version = ""
     timeout = 120  # idle keep-alive connections are closed after this
+
+    def version_string(self):
+        return self.server_version
 
     def do_GET(self):
         self._dispatch()

@@ -41,7 +41,7 @@ class DeviceCode:
     client_id: str
     scopes: list
     tenant: str
-    created: float          # monotonic
+    created: float          # store.now()
     expires_in: int
     interval: int
     status: str = "pending"  # pending | approved | declined | redeemed
@@ -62,6 +62,7 @@ class AuthCode:
     challenge_method: str
     nonce: str | None
     created: float
+    grants_refresh_token: bool = False  # decided by the provider at authorization time
     redeemed: bool = False
 
 
@@ -87,6 +88,7 @@ class AccessToken:
     aud: str
     iat: int  # epoch seconds
     exp: int
+    family: str | None = None  # the refresh-token family (grant) it was issued with
     revoked: bool = False
 
 
@@ -96,10 +98,14 @@ class GrantStore:
     def __init__(self, options, default_username=DEFAULT_USERNAME, clock=time.monotonic):
         self.options = options
         self.default_username = default_username
-        self.clock = clock
-        self.started = clock()
+        self._clock = clock
+        self._started = clock()
         self.lock = threading.RLock()
         self.reset()
+
+    def now(self):
+        """Monotonic seconds since the store was made: every time it records is on this clock."""
+        return self._clock() - self._started
 
     def reset(self):
         """Forget every user, code and token; the default user approves again."""
@@ -109,6 +115,7 @@ class GrantStore:
             self.device_codes = {}  # by device_code, in creation order
             self.next_device_script = None
             self.auth_codes = {}
+            self.consents = set()  # (username, client_id) pairs that consented once
             self.refresh_tokens = {}
             self.access_tokens = {}
             self.counter = 0
@@ -117,9 +124,6 @@ class GrantStore:
     def _next(self, prefix):
         self.counter += 1
         return tokens.opaque(prefix, self.counter)
-
-    def elapsed(self):
-        return self.clock() - self.started
 
     # -- users ---------------------------------------------------------------------------
 
@@ -160,10 +164,11 @@ class GrantStore:
 
     # -- device codes --------------------------------------------------------------------
 
-    def create_device_code(self, client_id, scopes, tenant):
+    def create_device_code(self, client_id, scopes, tenant, user_code=None):
         with self.lock:
-            dc = DeviceCode(self._next("DC"), tokens.user_code(), client_id, scopes, tenant,
-                            self.clock(), self.options.device_code_expires_in,
+            dc = DeviceCode(self._next("DC"), user_code or tokens.user_code(), client_id, scopes,
+                            tenant,
+                            self.now(), self.options.device_code_expires_in,
                             self.options.device_code_interval)
             if self.next_device_script is not None:
                 dc.script, self.next_device_script = self.next_device_script, None
@@ -176,8 +181,9 @@ class GrantStore:
             codes = [dc for dc in self.device_codes.values()
                      if not pending_only or dc.status == "pending"]
             if user_code is not None:
-                wanted = user_code.replace("-", "").upper()
-                codes = [dc for dc in codes if dc.user_code == wanted]
+                def plain(code):
+                    return code.replace("-", "").upper()
+                codes = [dc for dc in codes if plain(dc.user_code) == plain(user_code)]
             if not codes:
                 raise LookupError(f"no {'pending ' if pending_only else ''}device code"
                                   + (f" with user code {user_code!r}" if user_code else ""))
@@ -214,7 +220,7 @@ class GrantStore:
             dc = self.device_codes.get(device_code)
             if dc is None or dc.client_id != client_id:
                 raise GrantError("bad_verification_code")
-            now = self.clock()
+            now = self.now()
             if dc.script:
                 answer = dc.script.pop(0)
             elif dc.status == "redeemed":
@@ -231,18 +237,19 @@ class GrantStore:
             if answer == "success":
                 dc.status = "redeemed"
                 dc.username = dc.username or self.current_username
-            dc.polls.append({"t": now - self.started,
+            dc.polls.append({"t": now,
                              "answer": answer["error"] if isinstance(answer, dict) else answer})
             return dc, answer
 
     # -- authorization codes -------------------------------------------------------------
 
-    def create_auth_code(self, client_id, redirect_uri, scopes, tenant,
-                         challenge=None, challenge_method="plain", nonce=None, username=None):
+    def create_auth_code(self, client_id, redirect_uri, scopes, tenant, challenge=None,
+                         challenge_method="plain", nonce=None, grants_refresh_token=False):
+        """A code for the approving user."""
         with self.lock:
             ac = AuthCode(self._next("AC"), client_id, redirect_uri, scopes, tenant,
-                          self.user(username).username, challenge, challenge_method, nonce,
-                          self.clock())
+                          self.user().username, challenge, challenge_method, nonce,
+                          self.now(), grants_refresh_token)
             self.auth_codes[ac.code] = ac
             return ac
 
@@ -254,7 +261,7 @@ class GrantStore:
                 raise GrantError("bad_code")
             if ac.redeemed:
                 raise GrantError("code_redeemed")
-            if self.clock() >= ac.created + AUTH_CODE_LIFETIME:
+            if self.now() >= ac.created + AUTH_CODE_LIFETIME:
                 raise GrantError("code_expired")
             if ac.client_id != client_id:
                 raise GrantError("client_mismatch")
@@ -265,13 +272,21 @@ class GrantStore:
             ac.redeemed = True
             return ac
 
+    def first_consent(self, client_id):
+        """Record that the approving user consented to `client_id`; True if it is the first time."""
+        with self.lock:
+            key = (self.current_username, client_id)
+            first = key not in self.consents
+            self.consents.add(key)
+            return first
+
     # -- refresh tokens ------------------------------------------------------------------
 
     def add_refresh_token(self, username=None, client_id=None, scopes=(), token=None, family=None):
         """Register a refresh token (issued here, or seeded by a test such as `RT1`)."""
         with self.lock:
             user = self._ensure_user(username) if username else self.user()
-            now = self.clock()
+            now = self.now()
             lifetime = self.options.refresh_token_lifetime
             rt = RefreshToken(token or self._next("RT"), user.username, client_id, list(scopes),
                               family or self._next("FAM"), now,
@@ -292,7 +307,7 @@ class GrantStore:
                 raise GrantError("unknown")
             if rt.state == "revoked":
                 raise GrantError("revoked")
-            if rt.expires is not None and self.clock() >= rt.expires:
+            if rt.expires is not None and self.now() >= rt.expires:
                 raise GrantError("expired")
             if rt.client_id is not None and rt.client_id != client_id:
                 raise GrantError("client_mismatch")
@@ -334,6 +349,23 @@ class GrantStore:
                 return 1
             return 0
 
+    def revoke_grant(self, token):
+        """RFC 7009 as Google does it: a refresh or access token revokes its whole grant,
+        every refresh and access token of its family. Returns the number revoked."""
+        with self.lock:
+            record = self.refresh_tokens.get(token) or self.access_tokens.get(token)
+            if record is None or record.family is None:
+                return self.revoke(token)
+            rts = [rt for rt in self.refresh_tokens.values()
+                   if rt.family == record.family and rt.state != "revoked"]
+            ats = [at for at in self.access_tokens.values()
+                   if at.family == record.family and not at.revoked]
+            for rt in rts:
+                rt.state = "revoked"
+            for at in ats:
+                at.revoked = True
+            return len(rts) + len(ats)
+
     def revoke_user(self, username):
         """Revoke every refresh token of a user ("revoke sessions"); access tokens live on, as in Azure."""
         with self.lock:
@@ -345,12 +377,12 @@ class GrantStore:
 
     # -- access tokens -------------------------------------------------------------------
 
-    def issue_access_token(self, user, client_id, scopes, tid):
+    def issue_access_token(self, user, client_id, scopes, tid, family=None):
         with self.lock:
             now = int(time.time())
             at = AccessToken(self._next("AT"), user.username, client_id,
-                             tokens.resource_scopes(scopes), tid, tokens.audience(scopes),
-                             now, now + int(self.options.access_token_lifetime))
+                             [s for s in scopes if s != "offline_access"], tid, tokens.audience(scopes),
+                             now, now + int(self.options.access_token_lifetime), family)
             self.access_tokens[at.token] = at
             return at
 

@@ -3,6 +3,7 @@
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from urllib.parse import parse_qs
 
 # Returned by a handler (or a fault) to close the connection without any reply.
@@ -28,7 +29,7 @@ class Request:
     base_url: str
     t: float  # monotonic seconds since the emulator started
 
-    @property
+    @cached_property
     def form(self):
         """The url-encoded body fields (empty for other content types)."""
         if not self.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
@@ -80,11 +81,8 @@ class Route:
 class Router:
     """Finds the route of a request; first matching pattern wins."""
 
-    def __init__(self, routes=()):
+    def __init__(self, routes):
         self.routes = list(routes)
-
-    def add(self, routes):
-        self.routes.extend(routes)
 
     def match(self, path):
         """Return `(route, params)` or `(None, None)`."""
