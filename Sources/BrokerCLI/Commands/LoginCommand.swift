@@ -27,7 +27,7 @@ enum LoginCommand {
       let minutes = max(1, authorization.expiresIn / 60)
       context.say("to sign in to '\(name)', open \(uri) and enter the code \(code) (valid for \(minutes) min)")
     }
-    context.writeOutput("signed in to \(name) as \(token.identity ?? "an unnamed user")\n")
+    context.writeOutput("signed in to \(name) as \(TerminalText.clean(token.identity ?? "an unnamed user"))\n")
     return .success
   }
 }

@@ -19,6 +19,12 @@ enum IDToken {
     return id == Identity() ? nil : id
   }
 
+  /// `text` without control characters (C0, DEL, C1): claims are shown on terminals, stored as the
+  /// identity and sent to git as the username (protocols.md §1.7 rules 2 and 6).
+  static func printable(_ text: String) -> String {
+    String(String.UnicodeScalarView(text.unicodeScalars.filter { !($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) }))
+  }
+
   /// base64url without padding (RFC 4648 §5; RFC 7515 §2).
   static func base64URLDecode(_ text: Substring) -> [UInt8]? {
     var s = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
@@ -41,7 +47,9 @@ enum IDToken {
 
     init(from decoder: any Decoder) throws {
       let c = try decoder.container(keyedBy: CodingKeys.self)
-      func text(_ k: CodingKeys) -> String? { c.lenientString(k).flatMap { $0.isEmpty ? nil : $0 } }
+      func text(_ k: CodingKeys) -> String? {
+        c.lenientString(k).map(IDToken.printable).flatMap { $0.isEmpty ? nil : $0 }
+      }
       preferredUsername = text(.preferredUsername)
       email = text(.email)
       upn = text(.upn)

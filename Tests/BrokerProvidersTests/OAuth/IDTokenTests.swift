@@ -23,6 +23,15 @@ import Testing
     #expect(id?.username == "??>>~~")
   }
 
+  @Test func controlCharactersAreDroppedFromClaims() {
+    // ESC, BEL, CR, LF, DEL and C1 CSI: the identity reaches terminals and git's username line.
+    let id = IDToken.identity(
+      from: Fixtures.jwt(#"{"preferred_username":"ev\u001b[31mil\u0007\r\n\u007f\u009b2J@example.test","oid":"o\u0000id"}"#))
+    #expect(id?.username == "ev[31mil2J@example.test")
+    #expect(id?.objectID == "oid")
+    #expect(IDToken.identity(from: Fixtures.jwt(#"{"preferred_username":"\u001b\u0007","oid":"oid-2"}"#))?.display == "oid-2")
+  }
+
   @Test(arguments: ["", "abc", "a.b", "a.%%%.c", "a.b.c.d.e", Fixtures.jwt("[]"), Fixtures.jwt("{}")])
   func unreadableTokensGiveNoIdentity(_ token: String) {
     #expect(IDToken.identity(from: token) == nil)
