@@ -2,6 +2,7 @@ import BrokerCore
 import BrokerHTTP
 import BrokerProviders
 import BrokerStore
+import BrokerSystem
 
 /// What a command needs, built on first use: paths, the validated config, the store, the token
 /// service. One per process; never shared across tasks.
@@ -32,7 +33,12 @@ final class Runtime {
   func store() throws -> any SecretStore {
     let settings = try config().settings
     switch settings.store {
-    case .secretService: return LibsecretStore()
+    case .secretService:
+      // Concurrent processes serialise their writes (create + read-back) on a lock file in the
+      // private runtime directory (B06); without a usable directory they write unlocked.
+      let directory = paths.runtimeDirectory
+      let lock = (try? RuntimeDirectory.ensure(directory)).map { directory + "/keyring.lock" }
+      return LibsecretStore(writeLock: lock)
     case .file:
       let context = self.context
       return FileStore(path: paths.tokenFile, warn: { context.say($0) })

@@ -25,27 +25,35 @@ TOKENBROKER = os.path.join(BIN_DIR, "tokenbroker")
 SYSTEM_PYTHON = "/usr/bin/python3"
 CLIENT_ID = "11111111-2222-3333-4444-555555555555"
 
-_certs = None
+_cert_dir = None
 
 
-def certs():
-    """One CA and server certificate per test run, made with openssl."""
-    global _certs
-    if _certs is None:
-        d = tempfile.mkdtemp(prefix="tb-certs-")
-        _certs = idp_emulator.make_certs(d)
-    return _certs
+def cert_dir():
+    """One CA and server certificate per test run, made with openssl (reused by every emulator)."""
+    global _cert_dir
+    if _cert_dir is None:
+        _cert_dir = tempfile.mkdtemp(prefix="tb-certs-")
+        idp_emulator.make_certs(_cert_dir)
+    return _cert_dir
 
 
 class Bus:
     """A private D-Bus session bus; optionally a gnome-keyring Secret Service on it."""
 
-    def __init__(self, home):
+    def __init__(self, home, config_file=None):
+        """`config_file`: a dbus-daemon configuration to use instead of the standard session one
+        (e.g. one with a private `<servicedir>`)."""
         self.home = home
         self.procs = []
+        # Services the bus activates inherit the daemon's environment: give it the private HOME,
+        # so an activated gnome-keyring never opens the user's own keyrings.
+        daemon_env = {k: v for k, v in os.environ.items()
+                      if not k.startswith(("XDG_", "DBUS_", "GNOME_KEYRING"))}
+        daemon_env["HOME"] = home
+        bus_args = ["--config-file=" + config_file] if config_file else ["--session"]
         self.daemon = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            ["dbus-daemon"] + bus_args + ["--nofork", "--print-address=1"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=daemon_env)
         self.address = self.daemon.stdout.readline().strip()
         self.procs.append(self.daemon)
 
@@ -63,12 +71,17 @@ class Bus:
         self.wait_for_name("org.freedesktop.secrets")
         return p
 
-    def start_fake_secret_service(self, mode, seed=None):
+    def start_fake_secret_service(self, mode, seed=None, locked=False, log=None):
         """The fake Secret Service (Tests/Integration/fake_secret_service.py) for failures a real
-        gnome-keyring cannot show."""
+        gnome-keyring cannot show. `seed`: a JSON file of items; `locked`: the collection starts
+        locked (prompts complete dismissed); `log`: a file that gets one line per method call."""
         args = [SYSTEM_PYTHON, os.path.join(HERE, "fake_secret_service.py"), "--mode", mode]
         if seed:
             args += ["--seed", seed]
+        if locked:
+            args += ["--locked"]
+        if log:
+            args += ["--log", log]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self.env(), text=True)
         self.procs.append(p)
         line = p.stdout.readline().strip()
@@ -95,6 +108,50 @@ class Bus:
                       "--method", "org.freedesktop.Secret.Service.Lock",
                       "['/org/freedesktop/secrets/collection/login']")
         assert r.returncode == 0, r.stderr
+
+    def collection_locked(self, collection="login"):
+        """The `Locked` property of a collection (None when it cannot be read)."""
+        r = self.call("--dest", "org.freedesktop.secrets",
+                      "--object-path", "/org/freedesktop/secrets/collection/" + collection,
+                      "--method", "org.freedesktop.DBus.Properties.Get",
+                      "org.freedesktop.Secret.Collection", "Locked")
+        if r.returncode != 0:
+            return None
+        return "true" in r.stdout
+
+    def replace_keyring(self, password, timeout=20):
+        """Replaces the running gnome-keyring on this bus and HOME with a new one that unlocks
+        `login` with `password` (a wrong one leaves it locked on disk, as after a password
+        change); returns once the new daemon owns the Secret Service name."""
+        p = subprocess.Popen(
+            ["gnome-keyring-daemon", "--foreground", "--replace", "--unlock", "--components=secrets"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env())
+        p.stdin.write(password.encode())
+        p.stdin.close()
+        self.procs.append(p)
+        # Ask the Secret Service only once the new daemon owns the name: a call while the name
+        # is between owners would D-Bus-activate another (locked) gnome-keyring.
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            r = self.call("--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus",
+                          "--method", "org.freedesktop.DBus.GetConnectionUnixProcessID",
+                          "org.freedesktop.secrets")
+            if "(uint32 %d,)" % p.pid in r.stdout:
+                return p
+            time.sleep(0.05)
+        raise RuntimeError("the new gnome-keyring did not take over the bus name")
+
+    def unlock_login_collection(self, password="test", timeout=20):
+        """Unlocks the login keyring without a prompt: a new gnome-keyring replaces the running
+        one on this bus and HOME and unlocks `login` with `password` (the Secret Service's own
+        Unlock needs a prompt, which cannot show without a display)."""
+        p = self.replace_keyring(password, timeout)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.collection_locked() is False:
+                return p
+            time.sleep(0.05)
+        raise RuntimeError("the login collection did not unlock")
 
     def secret_tool(self, *args, input=None):
         return subprocess.run(["secret-tool"] + list(args), env=self.env(), input=input,
@@ -130,10 +187,9 @@ class BrokerTestCase(unittest.TestCase):
         self.addCleanup(self._cleanup)
         if self.keyring:
             self.bus.start_keyring()
-        ca, cert, key = certs()
-        self.ca_file = ca
-        self.emu = idp_emulator.Emulator(https=True, cert_file=cert, key_file=key, **self.emulator_options)
+        self.emu = idp_emulator.Emulator(https=True, cert_dir=cert_dir(), **self.emulator_options)
         self.emu.start()
+        self.ca_file = self.emu.ca_file
         self.write_config(self.default_config())
 
     def _cleanup(self):
@@ -204,11 +260,13 @@ hosts = git.example.test
         return p.returncode, out, err
 
     def emu_approve_when_pending(self, timeout=30, **kw):
+        """Approves the latest device code as soon as one has been requested."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if self.emu.approve_latest(**kw):
-                return
-            time.sleep(0.05)
+            try:
+                return self.emu.approve(**kw)
+            except Exception:  # no device code requested yet
+                time.sleep(0.05)
         raise AssertionError("no device code was requested")
 
     # --- keyring inspection
@@ -218,9 +276,12 @@ hosts = git.example.test
         args = ["search", "--all", "application", "tokenbroker"]
         if account:
             args += ["account", account]
-        r = self.bus.secret_tool(*args)
+        # secret-tool prints label and secret on stdout but the attributes on stderr: read both
+        # through one unbuffered pipe so each attribute stays with its item.
+        r = subprocess.run(["stdbuf", "-o0", "secret-tool"] + args, env=self.bus.env(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
         items, current = [], None
-        for line in (r.stdout + "\n" + r.stderr).splitlines():
+        for line in r.stdout.splitlines():
             if line.startswith("["):
                 current = {"attributes": {}}
                 items.append(current)

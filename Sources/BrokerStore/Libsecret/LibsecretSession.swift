@@ -28,13 +28,18 @@ final class LibsecretSession {
     if let error { throw consume(error, deadline: deadline) }
   }
 
-  /// Items matching `attributes` (plus `xdg:schema`), locked ones included: `SECRET_SEARCH_ALL`,
-  /// never `SECRET_SEARCH_UNLOCK`, so no prompt is raised (keyring-notes.md).
+  /// Items matching `attributes`, locked ones included: `SECRET_SEARCH_ALL`, never
+  /// `SECRET_SEARCH_UNLOCK`, so no prompt is raised (keyring-notes.md).
+  ///
+  /// The search passes no schema: gnome-keyring matches the items of a keyring that is locked on
+  /// disk (not unlocked since the daemon started) by hashed attributes, and `xdg:schema` is not
+  /// among them, so a schema search would miss them and report "absent". Unlocked items whose
+  /// `xdg:schema` names another schema are dropped instead.
   func search(_ attributes: [(String, String)]) throws(StoreError) -> [LibsecretItem] {
     let table = AttributeTable(attributes)
     var error: UnsafeMutablePointer<GError>?
     let list = secret_service_search_sync(
-      servicePointer, cbroker_token_schema(), table.pointer, SECRET_SEARCH_ALL, deadline.cancellable, &error)
+      servicePointer, nil, table.pointer, SECRET_SEARCH_ALL, deadline.cancellable, &error)
     var items: [LibsecretItem] = []
     var node = list
     while let n = node {  // the list owns one reference per item: hand it to LibsecretObject
@@ -43,7 +48,14 @@ final class LibsecretSession {
     }
     g_list_free(list)
     try check(error)
-    return items
+    let schema = String(cString: cbroker_token_schema().pointee.name)
+    return items.filter { $0.isLocked || ($0.attributes["xdg:schema"] ?? schema) == schema }
+  }
+
+  /// True when the `default` collection exists and is locked: an empty search then proves nothing.
+  func defaultCollectionIsLocked() throws(StoreError) -> Bool {
+    guard let collection = try defaultCollection() else { return false }
+    return isLocked(collection: collection)
   }
 
   /// The `default` alias collection, or nil when there is none (`secret_collection_for_alias_sync`).

@@ -19,12 +19,18 @@ internal import Dispatch
 /// - The blocking `*_sync` calls run on one serial dispatch queue, never on the cooperative pool.
 public final class LibsecretStore: SecretStore {
   private let timeoutMilliseconds: Int
+  private let writeLock: String?
   private static let queue = DispatchQueue(label: "tokenbroker.store.libsecret")
 
-  /// - Parameter timeout: seconds one operation may take (fractions allowed for tests); the
-  ///   interface.md §7 bound is 10 s.
-  public init(timeout: Double = 10) {
+  /// - Parameters:
+  ///   - timeout: seconds one operation may take (fractions allowed for tests); the
+  ///     interface.md §7 bound is 10 s.
+  ///   - writeLock: a lock file in a private directory (the runtime directory) that every
+  ///     tokenbroker process holds around a `save`, so concurrent writers of one item do not fail
+  ///     each other's read-back (B06); nil: no lock.
+  public init(timeout: Double = 10, writeLock: String? = nil) {
     timeoutMilliseconds = max(1, Int(timeout * 1000))
+    self.writeLock = writeLock
   }
 
   /// The libsecret version this program was built against, e.g. `libsecret 0.20.5`.
@@ -33,14 +39,15 @@ public final class LibsecretStore: SecretStore {
   }
 
   /// The newest unlocked matching item's document, or nil when no item matches.
-  /// - Throws: `.locked` when only locked items match; `.corrupt` when the secret is not UTF-8;
+  /// - Throws: `.locked` when only locked items match, or none does while the default collection
+  ///   is locked (nothing can be known then); `.corrupt` when the secret is not UTF-8;
   ///   `.unavailable`, `.timedOut`, `.backend`.
   public func load(_ key: ItemKey) async throws -> Secret? {
     try await perform { session throws(StoreError) in
       let items = try session.search(key.attributes)
       let unlocked = items.filter { !$0.isLocked }.sorted(by: LibsecretItem.newerFirst)
       guard let newest = unlocked.first else {
-        if items.isEmpty { return nil }
+        if items.isEmpty, try !session.defaultCollectionIsLocked() { return nil }
         throw StoreError.locked
       }
       let bytes = try session.secret(of: newest)
@@ -51,11 +58,14 @@ public final class LibsecretStore: SecretStore {
   }
 
   /// Stores `secret` under `key` in the default collection (replacing), reads it back (one retry,
-  /// for a concurrent writer), then deletes any other unlocked item with the same attributes.
+  /// for a concurrent writer of another program), then deletes any other unlocked item with the
+  /// same attributes; all of it holding `writeLock`, when given and it can be taken in time.
   /// - Throws: `.noCollection` (no `default` alias), `.locked` (the default collection is locked:
   ///   no prompt is raised), `.readBackMismatch`, `.unavailable`, `.timedOut`, `.backend`.
   public func save(_ key: ItemKey, label: String, secret: Secret) async throws {
-    try await perform { session throws(StoreError) in
+    try await perform { [writeLock] session throws(StoreError) in
+      let lock = writeLock.flatMap { path in WriteLock(path: path, keepWaiting: { !session.deadline.expired }) }
+      defer { withExtendedLifetime(lock) {} }
       guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
       if session.isLocked(collection: collection) { throw StoreError.locked }
       // A second attempt covers another process replacing the item between create and read-back.
@@ -75,31 +85,42 @@ public final class LibsecretStore: SecretStore {
   }
 
   /// Deletes every unlocked item matching `key`; succeeds when there is none.
-  /// - Throws: `.locked` when a matching item is locked (after deleting the unlocked ones);
+  /// - Throws: `.locked` when a matching item is locked (after deleting the unlocked ones), or
+  ///   none matches while the default collection is locked;
   ///   `.unavailable`, `.timedOut`, `.backend`.
   public func delete(_ key: ItemKey) async throws {
     try await perform { session throws(StoreError) in
+      let items = try session.search(key.attributes)
       var sawLocked = false
-      for item in try session.search(key.attributes) {
+      for item in items {
         if item.isLocked { sawLocked = true } else { try session.delete(item) }
       }
       if sawLocked { throw StoreError.locked }
+      if items.isEmpty, try session.defaultCollectionIsLocked() { throw StoreError.locked }
     }
   }
 
   /// The keys of all items with `application = tokenbroker` (and `account`, when given), locked
-  /// ones included (their attributes are readable without unlocking), sorted by description.
-  /// - Throws: `.unavailable`, `.timedOut`, `.backend`.
+  /// ones included when their attributes are readable (a collection locked after it was unlocked
+  /// in this session), sorted by description.
+  /// - Throws: `.locked` when a locked item shows only hashed attributes (a keyring still locked
+  ///   on disk) or nothing matches while the default collection is locked; `.unavailable`,
+  ///   `.timedOut`, `.backend`.
   public func keys(account: String?) async throws -> [ItemKey] {
     var query = [("application", "tokenbroker")]
     if let account { query.append(("account", account)) }
     return try await perform { [query] session throws(StoreError) in
       var keys = Set<ItemKey>()
-      for item in try session.search(query) {
+      let items = try session.search(query)
+      for item in items {
         let a = item.attributes
-        guard let account = a["account"], let kind = a["kind"].flatMap(ItemKind.init(rawValue:)) else { continue }
+        guard let account = a["account"], let kind = a["kind"].flatMap(ItemKind.init(rawValue:)) else {
+          if item.isLocked { throw StoreError.locked }  // only hashed attributes: locked on disk
+          continue
+        }
         keys.insert(ItemKey(account: account, kind: kind, scopes: a["scopes"]))
       }
+      if items.isEmpty, try session.defaultCollectionIsLocked() { throw StoreError.locked }
       return keys.sorted { $0.description < $1.description }
     }
   }

@@ -1,0 +1,168 @@
+"""`tokenbroker token get` when the refresh fails: a rejected refresh token, an interactive step,
+5xx with Retry-After, proxy pages, malformed replies, dropped connections, and provider error
+text that echoes secrets.
+
+Bug cases (reference/bug-cases.md): B12 (terminal invalid_grant: exit 3 at once, item deleted),
+B29 (no secret in any message, also with --verbose); interface.md §6 (what is deleted when).
+Access tokens live 200 s here (< refresh-margin 300), so every `token get` refreshes.
+"""
+import unittest
+
+from flows import GIT_GET, FlowTestCase
+
+LOGIN_HINT = b"tokenbroker login work"
+
+
+class RefreshFailureTest(FlowTestCase):
+    emulator_options = {"device_code_interval": 1, "access_token_lifetime": 200}
+
+    def setUp(self):
+        super().setUp()
+        self.rt = self.signed_in()
+
+    def token_get(self, *args, timeout=60):
+        return self.run_broker("token", "get", "work", *args, timeout=timeout)
+
+    def assert_failed(self, r, status):
+        """Exit `status`, nothing on stdout, exactly one `tokenbroker: ...` line on stderr."""
+        self.assertEqual(r.returncode, status, r.stderr)
+        self.assertEqual(r.stdout, b"")
+        lines = r.stderr.decode(errors="replace").splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertTrue(lines[0].startswith("tokenbroker: "), lines)
+
+    # --- the refresh token is rejected, or an interactive step is needed
+
+    def test_revoked_refresh_token_exits_3_and_deletes_it(self):
+        """B12: `invalid_grant` for a revoked refresh token: exit 3 naming `tokenbroker login
+        work`, the item and the account's access tokens deleted; the next call sends nothing."""
+        self.assertEqual(self.emu.revoke(self.rt), 1)
+        r = self.token_get(timeout=30)
+        self.assert_failed(r, 3)
+        self.assertIn(LOGIN_HINT, r.stderr)
+        self.assertEqual(self.keyring_items(), [])
+        self.assertEqual(len(self.refresh_requests()), 1)
+        again = self.token_get(timeout=30)
+        self.assert_failed(again, 3)
+        self.assertIn(LOGIN_HINT, again.stderr)
+        git = self.run_broker("get", input=GIT_GET, timeout=30)
+        self.assert_failed(git, 3)
+        self.assertIn(LOGIN_HINT, git.stderr)
+        self.assertEqual(len(self.refresh_requests()), 1)
+        self.assert_no_secret_leak(r, again, git)
+
+    def test_invalid_grant_echoing_the_refresh_token_is_redacted(self):
+        """B12 + B29: an `invalid_grant` whose description (and every other field) echoes the
+        refresh token: exit 3, item deleted, the token in no output, also with --verbose."""
+        echo = "AADSTS50173: The provided grant %s has expired due to it being revoked." % self.rt
+        self.emu.add_fault("json", "token", status=400, body={
+            "error": "invalid_grant", "error_description": echo, "error_codes": [50173],
+            "suberror": self.rt, "trace_id": self.rt, "correlation_id": self.rt})
+        r = self.token_get("--verbose", timeout=30)
+        self.assert_failed(r, 3)
+        self.assertIn(LOGIN_HINT, r.stderr)
+        self.assertNotIn(self.rt.encode(), r.stderr)
+        self.assertEqual(self.items_of_kind("refresh-token"), [])
+        self.assert_no_secret_leak(r, extra=[self.rt])
+
+    def test_other_errors_echoing_the_refresh_token_are_redacted(self):
+        """B29: provider error text echoing the refresh token (a config error, a 503 after
+        retries, an MFA requirement) never reaches stderr, with or without --verbose; none of
+        these deletes the refresh token (interface.md §6)."""
+        cases = [
+            (400, {"error": "invalid_request", "error_description": "bad request for token %s" % self.rt}, 1),
+            (503, {"error": "temporarily_unavailable", "error_description": "%s: try later" % self.rt}, 4),
+            (400, {"error": "interaction_required", "suberror": "basic_action", "error_codes": [50076],
+                   "error_description": "AADSTS50076: MFA needed for refresh token %s" % self.rt}, 3),
+            (400, {"error": self.rt, "error_description": self.rt}, 1),
+        ]
+        results = []
+        for status, body, expected in cases:
+            for verbose in ((), ("--verbose",)):
+                with self.subTest(body=body["error"][:20], verbose=bool(verbose)):
+                    self.emu.clear_faults()
+                    self.emu.add_fault("json", "token", count=3, status=status, body=body)
+                    r = self.token_get(*verbose, timeout=60)
+                    self.assert_failed(r, expected)
+                    self.assertNotIn(self.rt.encode(), r.stderr)
+                    self.assertEqual(self.stored_refresh_token(), self.rt)
+                    results.append(r)
+        self.assert_no_secret_leak(*results, extra=[self.rt])
+
+    def test_interaction_required_exits_3_and_keeps_the_refresh_token(self):
+        """interface.md §6: `interaction_required` (MFA, AADSTS50076) needs a sign-in for this
+        resource: exit 3 naming `tokenbroker login work`, but the refresh token stays."""
+        self.emu.set_user_flags(mfa_required=True)
+        items = self.items_of_kind("refresh-token")
+        r = self.token_get(timeout=30)
+        self.assert_failed(r, 3)
+        self.assertIn(LOGIN_HINT, r.stderr)
+        self.assertIn(b"multi-factor", r.stderr)
+        self.assertEqual(self.items_of_kind("refresh-token"), items)
+        self.emu.set_user_flags(mfa_required=False)
+        ok = self.token_get(timeout=30)
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        self.assert_no_secret_leak(r, ok)
+
+    # --- the provider or the network fails
+
+    def test_503_with_retry_after_twice_then_success(self):
+        """5xx are retried, waiting at least the server's Retry-After: 503 (Retry-After: 1) twice,
+        then a good answer: `token get` succeeds."""
+        self.emu.add_fault("status", "token", count=2, status=503, retry_after=1)
+        r = self.token_get(timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        attempts = self.refresh_requests()
+        self.assertEqual([a["fault"] for a in attempts], ["status", "status", None])
+        for a, b in zip(attempts, attempts[1:]):
+            self.assertGreaterEqual(b["t"] - a["t"], 1)
+        self.assertEqual(r.stdout.decode().strip(), attempts[-1]["response"]["access_token"])
+        self.assertEqual(self.stored_refresh_token(), attempts[-1]["response"]["refresh_token"])
+        self.assert_no_secret_leak(r)
+
+    def check_unavailable_keeps_everything(self, *faults, attempts=None):
+        """Queues `faults` (kwargs of add_fault), runs `token get`: exit 4, one line, nothing
+        deleted or changed in the keyring. Returns the result."""
+        for fault in faults:
+            self.emu.add_fault(endpoint="token", **fault)
+        items = self.keyring_items()
+        r = self.token_get(timeout=60)
+        self.assert_failed(r, 4)
+        self.assertEqual(self.keyring_items(), items)
+        if attempts is not None:
+            self.assertEqual(len(self.refresh_requests()), attempts)
+        self.assert_no_secret_leak(r)
+        return r
+
+    def test_503_on_every_attempt_exits_4_and_deletes_nothing(self):
+        """interface.md §6: 5xx after the retries: exit 4, the refresh token is kept."""
+        self.check_unavailable_keeps_everything(dict(kind="status", status=503, count=100), attempts=3)
+
+    def test_proxy_html_page_exits_4_with_one_line(self):
+        """A proxy's HTML error page (502, retried; 403, not): exit 4, one line without the page's
+        markup; the refresh token is kept."""
+        for status, count in ((502, 3), (403, 1)):
+            with self.subTest(status=status):
+                r = self.check_unavailable_keeps_everything(dict(kind="html", status=status, count=count))
+                self.assertNotIn(b"<", r.stderr)
+                self.assertNotIn(b"nginx", r.stderr)
+                self.assertIn(b"HTTP %d" % status, r.stderr)
+                self.assertEqual(self.emu.pending_faults(), [])
+        self.assertIn(b"proxy", r.stderr)  # 403 with a page: not OAuth JSON, so check the proxy
+
+    def test_invalid_json_exits_4(self):
+        """A 200 reply that is not JSON: exit 4, the refresh token kept."""
+        self.check_unavailable_keeps_everything(dict(kind="invalid_json"), attempts=1)
+
+    def test_dropped_connection_exits_4(self):
+        """The connection is closed without a reply on every attempt: exit 4, nothing deleted;
+        a single drop is retried and the call succeeds."""
+        self.check_unavailable_keeps_everything(dict(kind="drop", count=3), attempts=3)
+        self.emu.add_fault("drop", "token")
+        r = self.token_get(timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_no_secret_leak(r)
+
+
+if __name__ == "__main__":
+    unittest.main()
