@@ -35,11 +35,18 @@ let package = Package(
       swiftSettings: strict),
     .target(name: "BrokerProviders", dependencies: ["BrokerCore"], swiftSettings: strict),
     .target(name: "BrokerSystem", dependencies: ["BrokerCore", "CBrokerShims"], swiftSettings: strict),
+    // The resident agent: socket server, peer check, in-memory token cache, single-flight refresh.
+    .target(
+      name: "BrokerAgent",
+      dependencies: ["BrokerCore", "BrokerWire", "BrokerProviders", "BrokerStore", "BrokerHTTP", "BrokerSystem", "CBrokerShims"],
+      swiftSettings: strict),
 
     // The full program as a library, and its three-line executable.
     .target(
       name: "BrokerCLI",
-      dependencies: ["BrokerCore", "BrokerWire", "BrokerHTTP", "BrokerStore", "BrokerProviders", "BrokerSystem"],
+      dependencies: [
+        "BrokerCore", "BrokerWire", "BrokerHTTP", "BrokerStore", "BrokerProviders", "BrokerSystem", "BrokerAgent",
+      ],
       swiftSettings: strict),
     .executableTarget(name: "tokenbroker-core", dependencies: ["BrokerCLI"], swiftSettings: strict),
     // The small front: Wire only (no Foundation, no C library but glibc).
@@ -57,6 +64,8 @@ let package = Package(
     .testTarget(
       name: "BrokerProvidersTests", dependencies: ["BrokerProviders", "BrokerTestSupport"],
       swiftSettings: strict),
+    .testTarget(
+      name: "BrokerAgentTests", dependencies: ["BrokerAgent", "BrokerTestSupport"], swiftSettings: strict),
     .testTarget(
       name: "BrokerCLITests", dependencies: ["BrokerCLI", "BrokerTestSupport"], swiftSettings: strict),
   ]
