@@ -2,17 +2,29 @@
 #   make demo     install what is missing, build, and run the main job against the bundled emulator
 #   make check    install the test dependencies and run every test (keyring tests in a private D-Bus session)
 #   make deps     install the Debian packages the build and tests need (sudo when not root)
-#   make install  release build, copied under $(DESTDIR)$(PREFIX)
+#   make install  release build, copied under $(DESTDIR)$(PREFIX) with links, man pages,
+#                 shell completions and the systemd user units; make uninstall removes them
 
 PREFIX ?= /usr/local
 DESTDIR ?=
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+LIBEXECDIR = $(DESTDIR)$(PREFIX)/libexec/tokenbroker
+MANDIR = $(DESTDIR)$(PREFIX)/share/man
+BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+SYSTEMDUSERDIR = $(DESTDIR)$(PREFIX)/lib/systemd/user
+UNITS = $(wildcard contrib/systemd/tokenbroker.socket contrib/systemd/tokenbroker.service)
 SWIFT ?= swift
 PYTHON ?= python3
 
 # Build: libsecret and libcurl headers. Tests and demo: a real keyring on a private bus, git,
-# curl, openssl for the emulator's certificates, and python3-dbus/gi for the fake Secret Service.
+# curl, openssl for the emulator's certificates, and python3-dbus/gi for the fake Secret Service;
+# mandoc (man page lint), man-db, bash-completion, zsh and fish (each completion script in its
+# shell), python3-kubernetes (a real exec-plugin client for --format exec-credential).
 DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev gnome-keyring dbus libsecret-tools \
-       libglib2.0-bin git openssl curl python3 python3-dbus python3-gi python3-venv
+       libglib2.0-bin git openssl curl python3 python3-dbus python3-gi python3-venv \
+       mandoc man-db bash-completion zsh fish python3-kubernetes
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps install uninstall demo check unit integration fidelity clean
@@ -34,14 +46,27 @@ deps:
 	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 
 install: release
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/libexec/tokenbroker
-	install -m 0755 .build/release/tokenbroker $(DESTDIR)$(PREFIX)/bin/tokenbroker
-	install -m 0755 .build/release/tokenbroker-core $(DESTDIR)$(PREFIX)/libexec/tokenbroker/tokenbroker-core
-	ln -sf tokenbroker $(DESTDIR)$(PREFIX)/bin/git-credential-tokenbroker
+	install -d $(BINDIR) $(LIBEXECDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
+	install -m 0755 .build/release/tokenbroker $(BINDIR)/tokenbroker
+	install -m 0755 .build/release/tokenbroker-core $(LIBEXECDIR)/tokenbroker-core
+	ln -sf tokenbroker $(BINDIR)/git-credential-tokenbroker
+	ln -sf tokenbroker $(BINDIR)/docker-credential-tokenbroker
+	install -m 0644 man/tokenbroker.1 $(MANDIR)/man1/tokenbroker.1
+	install -m 0644 man/tokenbroker-config.5 $(MANDIR)/man5/tokenbroker-config.5
+	install -m 0644 completions/tokenbroker.bash $(BASHCOMPDIR)/tokenbroker
+	install -m 0644 completions/_tokenbroker $(ZSHCOMPDIR)/_tokenbroker
+	install -m 0644 completions/tokenbroker.fish $(FISHCOMPDIR)/tokenbroker.fish
+	@# The units name the installed programs: @bindir@ and @libexecdir@ become the real paths.
+	$(if $(UNITS),install -d $(SYSTEMDUSERDIR))
+	$(foreach u,$(UNITS),sed -e 's|@bindir@|$(PREFIX)/bin|g' -e 's|@libexecdir@|$(PREFIX)/libexec/tokenbroker|g' \
+	  $(u) > $(SYSTEMDUSERDIR)/$(notdir $(u)) && chmod 0644 $(SYSTEMDUSERDIR)/$(notdir $(u));)
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/tokenbroker $(DESTDIR)$(PREFIX)/bin/git-credential-tokenbroker
-	rm -rf $(DESTDIR)$(PREFIX)/libexec/tokenbroker
+	rm -f $(BINDIR)/tokenbroker $(BINDIR)/git-credential-tokenbroker $(BINDIR)/docker-credential-tokenbroker
+	rm -rf $(LIBEXECDIR)
+	rm -f $(MANDIR)/man1/tokenbroker.1 $(MANDIR)/man5/tokenbroker-config.5
+	rm -f $(BASHCOMPDIR)/tokenbroker $(ZSHCOMPDIR)/_tokenbroker $(FISHCOMPDIR)/tokenbroker.fish
+	rm -f $(SYSTEMDUSERDIR)/tokenbroker.socket $(SYSTEMDUSERDIR)/tokenbroker.service
 
 demo: deps build
 	scripts/demo

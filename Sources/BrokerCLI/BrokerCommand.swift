@@ -17,6 +17,10 @@ public enum BrokerCommand {
         try await GitHelperCommand.run(action: action, runtime: runtime)
       }
     }
+    if name.hasPrefix("docker-credential-") {
+      // docker/docker-credential-helpers protocol: argv[1] is the action, replies on stdout.
+      return await DockerHelperCommand.main(rest, context: context)
+    }
     let globals: GlobalOptions
     do { globals = try GlobalOptions.extract(from: &rest) } catch {
       return report(error, context: context, verbose: false)
@@ -44,6 +48,9 @@ public enum BrokerCommand {
       case "token": return try await TokenCommand.run(args, runtime: runtime)
       case "accounts": return try await AccountsCommand.run(args, runtime: runtime)
       case "version": return try VersionCommand.run(args, runtime: runtime)
+      case "agent": return try await AgentCommand.run(args, runtime: runtime)
+      case "setup-git": return try await SetupGitCommand.run(args, runtime: runtime)
+      case "account": return try await AccountCommand.run(args, runtime: runtime)
       case "get", "store", "erase", "capability":
         _ = try Arguments(args, valued: [], flags: [], usage: Help.usage("get"))
         return try await GitHelperCommand.run(action: command, runtime: runtime)

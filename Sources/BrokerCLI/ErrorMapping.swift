@@ -1,3 +1,4 @@
+import BrokerAgent
 import BrokerCore
 import BrokerProviders
 import BrokerSystem
@@ -23,6 +24,7 @@ enum ErrorMapping {
     case let e as CredentialCodecError:
       return Mapped(status: .failure, message: "malformed credential request: \(e); nothing was looked up")
     case let e as HelperError: return Mapped(status: e.status, message: e.description)
+    case let e as AgentSetupError: return Mapped(status: .failure, message: e.description)
     default:
       return Mapped(status: .failure, message: "unexpected error (\(type(of: error))); run again with --verbose and report a bug")
     }
@@ -31,7 +33,7 @@ enum ErrorMapping {
   static func status(of e: ProviderError) -> ExitStatus {
     switch e {
     case .signInRequired: return .signInRequired
-    case .declined, .deviceCodeExpired, .loginTimedOut: return .loginIncomplete
+    case .declined, .deviceCodeExpired, .loginTimedOut, .loginFailed: return .loginIncomplete
     case .unavailable: return .providerUnavailable
     case .rejected: return .failure
     case .unsupported: return .usage

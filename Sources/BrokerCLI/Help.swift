@@ -5,16 +5,20 @@ enum Help {
   static let top = """
     \(topUsage)
 
-    Keeps OAuth refresh tokens for Azure AD (Entra ID) accounts in the Secret Service keyring and
+    Keeps OAuth refresh tokens for Azure AD (Entra ID) and Google accounts in the Secret Service keyring and
     hands fresh access tokens to scripts and to git.
 
     commands:
-      login ACCOUNT [--device-code]        sign in interactively and store the refresh token
+      login ACCOUNT [options]              sign in (browser or device code) and store the refresh token
       token get ACCOUNT [options]          print a valid access token (refreshes silently)
       accounts [--json]                    list accounts and whether they are signed in
       logout ACCOUNT | --all               delete the account's tokens from the store
       revoke ACCOUNT                       revoke at the provider where possible, then log out
       get | store | erase | capability     git credential helper actions (credential.helper = tokenbroker)
+      setup-git [ACCOUNT] [--dry-run]      make git use tokenbroker for the accounts' hosts
+      account add NAME --provider P ...    add an account to the config file (comments are kept)
+      account remove NAME                  remove an account from the config file
+      agent run | start | stop | status    the resident agent that caches access tokens
       version                              versions of tokenbroker, libcurl and libsecret
 
     options:
@@ -31,17 +35,29 @@ enum Help {
     "token": "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--format token|header|json|env|exec-credential]",
     "logout": "usage: tokenbroker logout ACCOUNT | --all",
     "revoke": "usage: tokenbroker revoke ACCOUNT",
-    "accounts": "usage: tokenbroker accounts [--json]",
+    "accounts": "usage: tokenbroker accounts [--json | --names]",
+    "setup-git": "usage: tokenbroker setup-git [ACCOUNT] [--dry-run]",
+    "account": "usage: tokenbroker account add NAME --provider P [--KEY VALUE]... [--replace] | account remove NAME",
+    "agent": "usage: tokenbroker agent run | start [--json] | stop | status [--json]",
     "version": "usage: tokenbroker version [--json]",
     "get": "usage: tokenbroker get | store | erase | capability   (reads a git credential request on stdin)",
   ]
 
   private static let details: [String: String] = [
     "login": """
-      Signs in to ACCOUNT with the device code flow: prints a URL and a code on stderr, waits
-      (up to login-timeout) for you to enter it, stores the refresh token in the keyring and
-      drops the account's cached access tokens. A second login of the same account while one
-      is running exits 7.
+      Signs in to ACCOUNT and stores the refresh token in the keyring (dropping the account's cached
+      access tokens). The browser flow (default when a display is present and not over SSH, or
+      flow = browser) opens the provider's page with `browser`, TOKENBROKER_BROWSER, $BROWSER or
+      xdg-open and waits (up to login-timeout) for the redirect to http://localhost:PORT/ (Azure)
+      or http://127.0.0.1:PORT/ (Google; PORT: redirect-port or random), checked with state and
+      PKCE. On a terminal you can paste the address the browser ends on instead. The device code
+      flow prints a URL and a code to enter on any device. The keyring is checked first: locked or
+      missing exits 5 before any sign-in (on a terminal a locked keyring is unlocked first). A
+      second login of the same account while one is running exits 7.
+        --browser          the browser flow
+        --device-code      the device code flow
+        --no-open          print the URL instead of starting a browser (implies --browser)
+        --login-hint H     suggest this user name to the provider
       """,
     "token": """
       Prints a valid access token for ACCOUNT, refreshing it silently when less than
@@ -53,8 +69,41 @@ enum Help {
         --format F         token (default), header, json, env, exec-credential
       """,
     "logout": "Deletes every stored item of ACCOUNT (or of all accounts). The grant at the provider stays.",
-    "revoke": "Revokes the grant at the provider where it has an endpoint, then logs out locally.",
-    "accounts": "Lists each configured account: provider, signed in or not, identity, access-token expiry.",
+    "agent": """
+      The resident agent keeps access tokens in memory and turns many concurrent callers into one
+      refresh. 'tokenbroker' starts it on first use when [broker] agent = auto.
+        run      serve in the foreground (systemd: tokenbroker.socket + tokenbroker.service)
+        start    start it in the background; prints TOKENBROKER_AGENT_SOCKET=...; for eval
+        stop     ask it to exit once its open requests are answered
+        status   exit 0 when an agent runs, 1 when not
+      It exits after agent-idle-timeout seconds (default 3600) without requests.
+      """,
+    "revoke": """
+      Revokes the grant at the provider where it has a revocation endpoint (Google, RFC 7009),
+      then deletes every stored item of ACCOUNT. Azure has none: it signs out locally, exit 0. If
+      the revocation fails (network, 5xx) it still signs out locally and exits 4: remove the grant
+      by hand (Google: https://myaccount.google.com/permissions).
+      """,
+    "accounts": """
+      Lists each configured account: provider, signed in or not, identity, access-token expiry.
+        --json     one JSON array
+        --names    only the account names, one per line, without opening the keyring
+      """,
+    "setup-git": """
+      For each host of ACCOUNT (default: of every account), sets credential.https://HOST.helper in
+      the global git config to an empty value (which resets helpers from other config files) and
+      then 'tokenbroker'. Hosts already set up are left alone. *.suffix patterns are skipped:
+      git matches credential URLs by exact host.
+        --dry-run  print the git config commands instead of running them
+      """,
+    "account": """
+      Edits the user config file (or the --config file) through GKeyFile; comments are kept.
+      add NAME --provider azure|google|sharepoint [--KEY VALUE]...
+                   writes [account NAME] with the given keys (client-id, tenant, scopes, hosts,
+                   ... see tokenbroker-config(5)); an existing account needs --replace
+      remove NAME  deletes [account NAME]; its tokens stay until 'tokenbroker logout NAME'
+      The resulting config is checked first: a bad key or value exits 64 and changes nothing.
+      """,
     "version": "Prints the versions of tokenbroker, libcurl and libsecret.",
     "get": """
       The git credential helper. Configure git with 'git config --global credential.helper tokenbroker'

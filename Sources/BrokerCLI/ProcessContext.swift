@@ -11,6 +11,9 @@ public struct ProcessContext: Sendable {
   public var writeError: @Sendable (String) -> Void
   /// True when standard input and standard error are terminals (only `login` may then prompt).
   public var isInteractive: Bool
+  /// Where access tokens come from: nil for this process's own token service; the agent's shared
+  /// cache for the commands the agent runs (which then also send no notices to an agent).
+  var tokenSource: (any AccessTokenSource)? = nil
 
   public init(
     environment: [String: String], uid: UInt32, readInput: @escaping @Sendable (Int) -> [UInt8]?,

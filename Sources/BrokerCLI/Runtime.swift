@@ -38,11 +38,32 @@ final class Runtime {
       // private runtime directory (B06); without a usable directory they write unlocked.
       let directory = paths.runtimeDirectory
       let lock = (try? RuntimeDirectory.ensure(directory)).map { directory + "/keyring.lock" }
-      return LibsecretStore(writeLock: lock)
+      let store = LibsecretStore(writeLock: lock)
+      return forProcess(store, inAgent: FreshConnectionStore(base: store))
     case .file:
       let context = self.context
-      return FileStore(path: paths.tokenFile, warn: { context.say($0) })
+      let store = FileStore(path: paths.tokenFile, warn: { context.say($0) })
+      return forProcess(store, inAgent: store)
     }
+  }
+
+  /// Outside the agent, changes to the store are followed by a notice to a running agent
+  /// (`AgentNoticeStore`); inside it (a long-running process) the store is `inAgent`.
+  private func forProcess(_ store: any SecretStore, inAgent: any SecretStore) -> any SecretStore {
+    context.tokenSource == nil ? AgentNoticeStore(base: store, socketPath: paths.agentSocket) : inAgent
+  }
+
+  /// `token get`, git and docker `get`: through the agent's shared cache inside the agent,
+  /// else straight from the token service (`AccessTokenSource`).
+  func accessToken(account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws -> IssuedToken {
+    try await (context.tokenSource ?? DirectTokenSource()).accessToken(
+      account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, service: tokenService())
+  }
+
+  /// git `erase` of a token we handed out: dropped from the store and from the agent's memory.
+  func eraseHandedOut(account: String, token: Secret) async throws -> Bool {
+    try await (context.tokenSource ?? DirectTokenSource()).eraseHandedOut(
+      account: account, token: token, service: tokenService())
   }
 
   func tokenService() throws -> TokenService {

@@ -1,7 +1,8 @@
 import FoundationEssentials
 
 /// The document stored for `kind = refresh-token` (interface.md §7):
-/// `{"v":1,"refresh_token":…,"identity":…,"tenant":…,"obtained_at":…}`.
+/// `{"v":1,"refresh_token":…,"identity":…,"tenant":…,"obtained_at":…}`, plus `client_id` (the
+/// client that obtained the token) when known; documents without it stay readable.
 public struct RefreshTokenRecord: Sendable, Equatable {
   public var refreshToken: Secret
   /// The signed-in identity (`preferred_username`, else `email`, else `oid`/`sub`), or nil.
@@ -12,13 +13,20 @@ public struct RefreshTokenRecord: Sendable, Equatable {
   public var objectID: String?
   /// Unix seconds when the refresh token was obtained.
   public var obtainedAt: Int64
+  /// The OAuth client that obtained the token (a refresh token must be redeemed by its own
+  /// client: Google's device flow uses `device-client-id`); nil in documents written before.
+  public var clientID: String?
 
-  public init(refreshToken: Secret, identity: String?, tenant: String?, objectID: String? = nil, obtainedAt: Int64) {
+  public init(
+    refreshToken: Secret, identity: String?, tenant: String?, objectID: String? = nil, obtainedAt: Int64,
+    clientID: String? = nil
+  ) {
     self.refreshToken = refreshToken
     self.identity = identity
     self.tenant = tenant
     self.objectID = objectID
     self.obtainedAt = obtainedAt
+    self.clientID = clientID
   }
 
   private struct Document: Codable {
@@ -28,13 +36,14 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     var tenant: String?
     var oid: String?
     var obtained_at: Int64
+    var client_id: String?
   }
 
   /// The JSON document, as a `Secret`.
   public func encoded() -> Secret {
     let d = Document(
       v: 1, refresh_token: refreshToken.revealed, identity: identity, tenant: tenant, oid: objectID,
-      obtained_at: obtainedAt)
+      obtained_at: obtainedAt, client_id: clientID)
     return Secret(JSONText.encode(d))
   }
 
@@ -45,7 +54,7 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     }
     return RefreshTokenRecord(
       refreshToken: Secret(d.refresh_token), identity: d.identity, tenant: d.tenant, objectID: d.oid,
-      obtainedAt: d.obtained_at)
+      obtainedAt: d.obtained_at, clientID: d.client_id)
   }
 }
 

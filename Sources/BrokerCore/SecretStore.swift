@@ -64,9 +64,16 @@ public protocol SecretStore: Sendable {
   /// The keys of every tokenbroker item, or only those of `account`.
   /// - Throws: `StoreError`.
   func keys(account: String?) async throws -> [ItemKey]
+  /// Checks, without writing and without raising a prompt, that a `save` could succeed now, so
+  /// `login` fails before the user signs in rather than after (the Secret Service: the default
+  /// collection exists and is unlocked). The default implementation checks nothing.
+  /// - Throws: `StoreError` (`.noCollection`, `.locked`, `.unavailable`, `.timedOut`, …).
+  func preflightWrite() async throws
 }
 
 extension SecretStore {
+  public func preflightWrite() async throws {}
+
   /// Deletes every item of `account` (optionally only of one kind).
   public func deleteAll(account: String, kind: ItemKind? = nil) async throws {
     for key in try await keys(account: account) where kind == nil || key.kind == kind {

@@ -44,11 +44,14 @@ public struct DeviceAuthorization: Sendable {
   public var message: String?
   /// Unix seconds when the reply was received; `expiresIn` counts from here.
   public var issuedAt: Int64
+  /// The client the code was issued to (Google: `device-client-id`); nil: the account's `client-id`.
+  public var clientID: String?
 
   public init(
     deviceCode: Secret, userCode: String, verificationURI: String, verificationURIComplete: String? = nil,
-    expiresIn: Int, interval: Int, message: String? = nil, issuedAt: Int64
+    expiresIn: Int, interval: Int, message: String? = nil, issuedAt: Int64, clientID: String? = nil
   ) {
+    self.clientID = clientID
     self.deviceCode = deviceCode
     self.userCode = userCode
     self.verificationURI = verificationURI

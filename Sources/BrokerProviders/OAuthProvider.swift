@@ -4,7 +4,7 @@ import BrokerCore
 /// `HTTPTransport` and `TimeSource`; they never touch the store (that is `TokenService`'s job).
 ///
 /// Scope sets passed in are the *requested* ones; a provider adds what it needs on the wire
-/// (Azure: `offline_access`, and `openid profile` at sign-in).
+/// (Azure: `offline_access`, and `openid profile` at sign-in; Google: `access_type=offline`).
 public protocol OAuthProvider: Sendable {
   /// Starts the device authorization grant (RFC 8628 §3.1–3.2).
   /// - Throws: `ProviderError.rejected` (bad client or scopes), `.unavailable` (network, 5xx after
@@ -26,11 +26,70 @@ public protocol OAuthProvider: Sendable {
   ///   `ProviderError.signInRequired` when an interactive step is needed for this resource (the
   ///   refresh token stays good); `.unavailable` after retries; `.rejected` for config problems.
   func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant
+
+  /// As `refresh(_:scopes:)`, with the client that obtained the refresh token (a refresh token
+  /// must be redeemed by its own client; nil: the account's `client-id`).
+  func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant
+
+  /// Where the loopback redirect of a browser sign-in points.
+  var loopbackHost: LoopbackHost { get }
+
+  /// The authorization request of a browser sign-in (RFC 6749 §4.1.1, RFC 7636 §4.3).
+  /// - Throws: `ProviderError.unsupported` when the provider has no browser sign-in.
+  func browserAuthorization(_ request: BrowserSignInRequest) throws -> BrowserAuthorization
+
+  /// Redeems the code the redirect brought (RFC 6749 §4.1.3, RFC 7636 §4.5).
+  /// - Throws: `ProviderError.loginFailed` (code refused: PKCE mismatch, used, expired),
+  ///   `.rejected` (client or redirect URI not accepted), `.unavailable`.
+  func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant
+
+  /// What an error on the redirect means (RFC 6749 §4.1.2.1): `access_denied` is `.declined`,
+  /// `temporarily_unavailable`/`server_error` `.unavailable`, interaction errors `.loginFailed`,
+  /// the rest `.rejected` with what to check.
+  func authorizationError(_ info: AuthorizationErrorInfo, account: String) -> ProviderError
+
+  /// Revokes the grant behind `refreshToken` at the provider (RFC 7009 §2).
+  /// - Returns: `.noEndpoint` for providers without revocation (Azure).
+  /// - Throws: `ProviderError.unavailable` (network, 5xx after retries, a reply that is not the
+  ///   provider's), `.rejected` (the provider refused the request).
+  func revoke(_ refreshToken: Secret, clientID: String?) async throws -> RevocationOutcome
+}
+
+/// What a revocation did (RFC 7009 §2.2).
+public enum RevocationOutcome: Sendable, Equatable {
+  /// The provider revoked the grant.
+  case revoked
+  /// The provider no longer knew the token (already revoked or expired): nothing left to revoke.
+  case alreadyInvalid
+  /// The provider has no revocation endpoint.
+  case noEndpoint
+}
+
+extension OAuthProvider {
+  public func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
+    try await refresh(refreshToken, scopes: scopes)
+  }
+
+  public var loopbackHost: LoopbackHost { .ipv4 }
+
+  public func browserAuthorization(_ request: BrowserSignInRequest) throws -> BrowserAuthorization {
+    throw ProviderError.unsupported("this provider has no browser sign-in; use 'tokenbroker login ACCOUNT --device-code'")
+  }
+
+  public func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant {
+    throw ProviderError.unsupported("this provider has no browser sign-in; use 'tokenbroker login ACCOUNT --device-code'")
+  }
+
+  public func authorizationError(_ info: AuthorizationErrorInfo, account: String) -> ProviderError {
+    AuthorizationErrors.classify(info, account: account, host: "the authorization endpoint", hint: nil)
+  }
+
+  public func revoke(_ refreshToken: Secret, clientID: String?) async throws -> RevocationOutcome { .noEndpoint }
 }
 
 /// Builds the provider for an account.
 public enum Providers {
-  /// - Throws: `ProviderError.unsupported` for providers not implemented yet (google, sharepoint);
+  /// - Throws: `ProviderError.unsupported` for providers not implemented yet (sharepoint);
   ///   `ConfigError.invalid` when a required key is missing.
   public static func make(
     for account: AccountConfig, settings: BrokerSettings, transport: any HTTPTransport, time: any TimeSource
@@ -39,8 +98,7 @@ public enum Providers {
     case .azure:
       return try AzureProvider(account: account, settings: settings, transport: transport, time: time)
     case .google:
-      throw ProviderError.unsupported(
-        "google accounts ('\(account.name)') are not implemented yet; use an azure account for now")
+      return try GoogleProvider(account: account, settings: settings, transport: transport, time: time)
     case .sharepoint:
       throw ProviderError.unsupported(
         "sharepoint accounts ('\(account.name)') are not implemented yet; for a bearer token use "
@@ -48,11 +106,17 @@ public enum Providers {
     }
   }
 
+  /// Where the account's loopback redirect points (the CLI binds the listener before the
+  /// provider builds the request).
+  public static func loopbackHost(for account: AccountConfig) -> LoopbackHost {
+    account.provider == .azure ? .localhost : .ipv4
+  }
+
   /// The host of the account's token endpoint, for messages.
   static func tokenHost(for account: AccountConfig) -> String {
     switch account.provider {
     case .azure: return EndpointURL(AzureEndpoints(account: account).token)?.authority ?? account.authority
-    case .google: return EndpointURL(account.endpoints.token ?? "https://oauth2.googleapis.com/token")?.authority ?? "google"
+    case .google: return EndpointURL(GoogleEndpoints(account: account).token)?.authority ?? "google"
     case .sharepoint: return EndpointURL(account.site ?? "")?.authority ?? "sharepoint"
     }
   }

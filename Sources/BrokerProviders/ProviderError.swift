@@ -15,6 +15,11 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
   case deviceCodeExpired(account: String)
   /// Exit 6. The sign-in did not complete within `seconds` (`login-timeout`).
   case loginTimedOut(account: String, seconds: Int)
+  /// Exit 6. The browser sign-in ended without tokens: the provider refused the authorization
+  /// code (`invalid_grant`: PKCE verifier mismatch, code already used or expired) or the
+  /// authorization endpoint answered with an interaction error. `reason` names the OAuth error and
+  /// AADSTS code, never the code or verifier.
+  case loginFailed(account: String, reason: String)
   /// Exit 4. The provider at `host` could not be used: 5xx or 429 after retries, a timeout or
   /// connection failure (`HTTPError`), or a reply that is not the JSON it should be (a proxy's
   /// HTML page). `detail` is one phrase of what happened and what to do.
@@ -45,6 +50,8 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     case .loginTimedOut(let account, let seconds):
       return "the sign-in to '\(account)' did not complete within \(seconds) s; "
         + "run 'tokenbroker login \(account)' again, or raise login-timeout in [broker]"
+    case .loginFailed(let account, let reason):
+      return "the sign-in to '\(account)' did not complete: \(reason); run 'tokenbroker login \(account)' again"
     case .unavailable(let host, let detail):
       return "the identity provider '\(host)' could not be used: \(detail)"
     case .rejected(let account, let error, let detail):

@@ -9,6 +9,8 @@ public enum SystemError: Error, Sendable, Equatable, CustomStringConvertible {
   case call(what: String, path: String, reason: String)
   /// Another `login` of this account holds the lock (exit 7).
   case loginInProgress(account: String)
+  /// The loopback redirect listener cannot be set up: what failed (with `strerror`) and what to do.
+  case listener(what: String, remedy: String)
 
   public var description: String {
     switch self {
@@ -17,6 +19,7 @@ public enum SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     case .call(let what, let path, let reason): return "cannot \(what) '\(path)' (\(reason)); check its permissions"
     case .loginInProgress(let account):
       return "a login for '\(account)' is in progress; finish it, or wait for it to end, then try again"
+    case .listener(let what, let remedy): return "\(what); \(remedy)"
     }
   }
 }

@@ -82,8 +82,17 @@ public enum CredentialCodec {
   /// Decodes one message from `bytes`.
   /// - Throws: `CredentialCodecError` for any malformed line.
   public static func decode(_ bytes: [UInt8]) throws(CredentialCodecError) -> CredentialMessage {
-    guard bytes.count <= maxMessageBytes else { throw .messageTooLarge }
     var message = CredentialMessage()
+    for field in try decodeFields(bytes) { message.append(field) }
+    return message
+  }
+
+  /// The fields of one message in order, with the checks of `decode(_:)`, but an empty value of a
+  /// `key[]` field kept as a value (the agent's `in[]`/`out[]` lines may be empty).
+  /// - Throws: `CredentialCodecError` for any malformed line.
+  static func decodeFields(_ bytes: [UInt8]) throws(CredentialCodecError) -> [CredentialField] {
+    guard bytes.count <= maxMessageBytes else { throw .messageTooLarge }
+    var fields: [CredentialField] = []
     var seen = Set<String>()
     var start = 0
     var lineNumber = 0
@@ -104,9 +113,9 @@ public enum CredentialCodec {
         let value = String(validating: line[(eq + 1)...], as: UTF8.self)
       else { throw .invalidUTF8(line: lineNumber) }
       if !key.hasSuffix("[]") && !seen.insert(key).inserted { throw .repeatedKey(key, line: lineNumber) }
-      message.append(CredentialField(key, value))
+      fields.append(CredentialField(key, value))
     }
-    return message
+    return fields
   }
 
   /// Encodes `fields` as `key=value` lines, each ended by LF (no terminating blank line).

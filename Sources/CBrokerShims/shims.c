@@ -1,6 +1,8 @@
 #include "CBrokerShims.h"
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 static const SecretSchema token_schema = {
   "org.tokenbroker.Secret", SECRET_SCHEMA_NONE,
@@ -46,3 +48,10 @@ int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
 }
 
 int cbroker_disable_dumping(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+int cbroker_pipe_cloexec_nonblock(int fds[2]) { return pipe2(fds, O_CLOEXEC | O_NONBLOCK); }
+int cbroker_accept_cloexec_nonblock(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK); }
+int cbroker_posix_spawn_setsid_flag(void) { return POSIX_SPAWN_SETSID; }
+int cbroker_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+  return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}

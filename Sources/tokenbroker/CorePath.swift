@@ -1,13 +1,30 @@
 import Glibc
 
-/// Finds `tokenbroker-core` relative to this executable: `<prefix>/libexec/tokenbroker/` beside
-/// `<prefix>/bin/` once installed, or the same directory in a build tree.
-enum CorePath {
-  static func locate() -> String {
+/// Runs the full program in place of this process.
+enum Core {
+  /// `tokenbroker-core` relative to this executable: `<prefix>/libexec/tokenbroker/` beside
+  /// `<prefix>/bin/` once installed, or the same directory in a build tree.
+  static let path: String = {
     let dir = executableDirectory()
     let installed = dir + "/../libexec/tokenbroker/tokenbroker-core"
     if access(installed, X_OK) == 0 { return installed }
     return dir + "/tokenbroker-core"
+  }()
+
+  /// Execs `tokenbroker-core` with this process's argv and environment; never returns.
+  /// - Parameter input: standard input already read (it is handed on through a pipe first).
+  static func exec(replaying input: StandardInput = StandardInput()) -> Never {
+    if input.started, let problem = input.replay() {
+      FileDescriptor.standardError.write("tokenbroker: \(problem); try again, or set 'agent = off' in [broker]\n")
+      exit(1)
+    }
+    var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) }
+    argv.append(nil)
+    execv(path, &argv)
+    let reason = String(cString: strerror(errno))
+    FileDescriptor.standardError.write(
+      "tokenbroker: cannot run \(path) (\(reason)); reinstall tokenbroker (make install)\n")
+    exit(1)
   }
 
   private static func executableDirectory() -> String {
@@ -23,12 +40,16 @@ enum CorePath {
 /// Minimal unbuffered writes to a file descriptor.
 struct FileDescriptor {
   let fd: Int32
+  static let standardOutput = FileDescriptor(fd: 1)
   static let standardError = FileDescriptor(fd: 2)
-  func write(_ text: String) {
-    var bytes = Array(text.utf8)
+
+  func write(_ text: String) { write(Array(text.utf8)) }
+
+  func write(_ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
-      let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+      let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+      if n < 0 && errno == EINTR { continue }
       if n <= 0 { return }
       offset += n
     }

@@ -1,14 +1,45 @@
 // The small front: it links nothing but the Swift runtime and glibc, so git, curl and build tools
-// that call it hundreds of times pay ~2 ms per call. Until the agent exists it hands every command
-// to the full program, `tokenbroker-core`, keeping argv (argv[0] included: the program acts on the
-// name it was started under, e.g. git-credential-tokenbroker).
+// that call it hundreds of times pay ~2 ms per call. The hot paths (git and docker helper actions,
+// `token get`) go to the resident agent when `[broker] agent = auto` (starting it on first use);
+// everything else, and every call the agent cannot serve, runs in the full program,
+// `tokenbroker-core`, by exec (same pid, same argv: the program acts on the name it was started
+// under, e.g. git-credential-tokenbroker).
+import BrokerWire
 import Glibc
 
-let core = CorePath.locate()
-var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) }
-argv.append(nil)
-execv(core, &argv)
-let reason = String(cString: strerror(errno))
-FileDescriptor.standardError.write(
-  "tokenbroker: cannot run \(core) (\(reason)); reinstall tokenbroker (make install)\n")
-exit(1)
+/// How long a connected agent may take to answer, in ms: more than the full program's own worst
+/// case (three HTTP attempts of up to 30 s with Retry-After waits, plus bounded keyring calls).
+let replyBound = 180_000
+
+let arguments = CommandLine.arguments
+guard let route = AgentRoute.classify(arguments) else { Core.exec() }
+let config = FrontConfig(route: route)
+guard config.agentEnabled else { Core.exec() }
+
+var input = StandardInput()
+if route.readsInput { input.read() }
+let request = AgentRequest.run(name: route.name, arguments: route.arguments, config: config.file, input: input.bytes)
+guard input.complete, let bytes = try? request.encoded() else { Core.exec(replaying: input) }
+
+let endpoint = AgentEndpoint.current
+guard endpoint.prepareDirectory() == nil,
+  let fd = AgentStarter.connect(endpoint, core: Core.path, mayStart: route.configFile == nil)
+else { Core.exec(replaying: input) }
+
+switch AgentClient.exchange(fd: fd, request: bytes, timeoutMilliseconds: replyBound) {
+case .reply(let raw):
+  guard let reply = try? AgentReply.decode(raw), reply.exit != AgentProtocol.notServed else {
+    Core.exec(replaying: input)
+  }
+  FileDescriptor.standardOutput.write(reply.output)
+  FileDescriptor.standardError.write(reply.error)
+  exit(reply.exit)
+case .closed, .failed:
+  // The agent stopped or died before answering: nothing was handed out, the full program serves it.
+  close(fd)
+  Core.exec(replaying: input)
+case .timedOut:
+  FileDescriptor.standardError.write(
+    "tokenbroker: the agent did not answer within \(replyBound / 1000) s; run 'tokenbroker agent stop' and try again\n")
+  exit(4)
+}

@@ -34,6 +34,15 @@ struct FileStoreTests {
     #expect(try await store.load(.refreshToken("work")) == Secret("doc"))
   }
 
+  @Test(.enabled(if: geteuid() == 0, "needs root to give the file away"))
+  func refusesAFileOfAnotherUser() async throws {
+    let store = FileStore(path: tokenFile, warn: { _ in })
+    try await store.save(.refreshToken("work"), label: "l", secret: Secret("doc"))
+    chown(tokenFile, 65534, 65534)
+    let error = await #expect(throws: StoreError.self) { try await store.load(.refreshToken("work")) }
+    #expect(error.map { "\($0)" }?.contains("owned by uid 65534") == true)
+  }
+
   @Test func refusesOpenDirectory() async throws {
     mkdir(dir.path + "/share", 0o700)
     mkdir(tokenDir, 0o755)

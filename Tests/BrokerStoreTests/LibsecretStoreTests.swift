@@ -15,6 +15,7 @@ struct LibsecretStoreTests {
     #expect(try await store.load(key) == Secret("probe"))
     try await store.delete(key)
     try await store.unlock(timeout: 5)  // already unlocked: returns at once, no prompt
+    try await store.preflightWrite()  // default collection present and unlocked: no prompt, no item
   }
 
   /// B06: duplicates left by a crash or another program.

@@ -127,4 +127,13 @@ struct SecretStoreBehaviourTests {
     #expect(try AccessTokenRecord.decode(loadedAccess, item: akey.description) == access)
     try await store.deleteAll(account: account)
   }
+
+  /// `login`'s check before a sign-in: a store that can take a save passes, writing nothing.
+  @Test(arguments: StoreUnderTest.enabled)
+  func preflightWritePassesAndWritesNothing(_ kind: StoreUnderTest) async throws {
+    let store = kind.make()
+    let account = uniqueAccount()
+    try await store.preflightWrite()
+    #expect(try await store.keys(account: account).isEmpty)
+  }
 }

@@ -236,9 +236,10 @@ class Session(dbus.service.Object):
 class Prompt(dbus.service.Object):
     """Completes dismissed, as a prompt without a display does (keyring-notes.md)."""
 
-    def __init__(self, bus, path, state):
+    def __init__(self, bus, path, state, result_signature):
         super().__init__(bus, path)
         self.state = state
+        self.result_signature = result_signature  # what Completed carries, e.g. "ao" for Unlock
 
     @dbus.service.method(PROMPT_IFACE, in_signature="s", out_signature="")
     def Prompt(self, window_id):
@@ -250,7 +251,7 @@ class Prompt(dbus.service.Object):
         GLib.idle_add(self.finish)
 
     def finish(self):
-        self.Completed(True, dbus.String("", variant_level=1))
+        self.Completed(True, dbus.Array([], signature=self.result_signature[1:], variant_level=1))
         return False
 
     @dbus.service.signal(PROMPT_IFACE, signature="bv")
@@ -319,7 +320,7 @@ class Service(PropertiesObject):
         if not self.collection.locked:
             return dbus.Array(objects, signature="o"), dbus.ObjectPath("/")
         path = "%s/prompt/%d" % (SERVICE_PATH, self.state.next_id())
-        Prompt(self.bus, path, self.state)
+        Prompt(self.bus, path, self.state, "ao")
         return dbus.Array([], signature="o"), dbus.ObjectPath(path)
 
     @dbus.service.method(SERVICE_IFACE, in_signature="ao", out_signature="aoo")

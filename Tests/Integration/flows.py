@@ -53,11 +53,12 @@ class FlowTestCase(BrokerTestCase):
     def device_codes_requested(self):
         return len(self.emu.requests(endpoint="devicecode"))
 
-    def wait_for_device_code(self, seen=0, timeout=30):
-        """Waits until more than `seen` device codes were issued; returns the newest one's summary."""
+    def wait_for_device_code(self, seen=0, timeout=30, endpoint="devicecode"):
+        """Waits until more than `seen` device codes were issued (at `endpoint`: Google's is
+        "google.devicecode"); returns the newest one's summary."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            done = [r for r in self.emu.requests(endpoint="devicecode") if r["status"] == 200]
+            done = [r for r in self.emu.requests(endpoint=endpoint) if r["status"] == 200]
             if len(done) > seen:
                 return self.emu.device_code(done[-1]["response"]["user_code"])
             time.sleep(0.05)
@@ -183,3 +184,94 @@ class FlowTestCase(BrokerTestCase):
             f.write(NO_ACTIVATION_BUS_CONFIG.format(service_dir=service_dir))
         self.bus.close()
         self.bus = Bus(self.home, config_file=config)
+
+
+# --- browser sign-in (test_browser_login.py, test_google.py, test_revoke.py) ---------------------
+
+FAKE_BROWSER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_browser.py")
+GOOGLE_CLIENT_ID = "1234-abc.apps.googleusercontent.com"
+GOOGLE_CLIENT_SECRET = "GOCSPX-SENTINEL-desktop-secret"
+GOOGLE_DEVICE_CLIENT_ID = "5678-tv.apps.googleusercontent.com"
+GOOGLE_DEVICE_CLIENT_SECRET = "GOCSPX-SENTINEL-device-secret"
+
+
+class BrowserFlows:
+    """Mixin for FlowTestCase: the fake browser (fake_browser.py) and Google accounts."""
+
+    def fake_browser(self, **spec):
+        """Writes a spec for fake_browser.py; returns (the `browser` command, the log path)."""
+        n = len([f for f in os.listdir(self.tmp) if f.startswith("browser-spec-")])
+        log = os.path.join(self.tmp, "browser-log-%d.jsonl" % n)
+        path = os.path.join(self.tmp, "browser-spec-%d.json" % n)
+        spec = dict({"ca_file": self.ca_file, "log": log}, **spec)
+        with open(path, "w") as f:
+            json.dump(spec, f)
+        open(log, "a").close()
+        self.addCleanup(self._kill_browsers, log)
+        return "%s %s" % (FAKE_BROWSER, path), log
+
+    @staticmethod
+    def browser_events(log, event=None):
+        with open(log) as f:
+            events = [json.loads(line) for line in f if line.strip()]
+        return [e for e in events if event is None or e["event"] == event]
+
+    def wait_for_browser_event(self, log, event, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            found = self.browser_events(log, event)
+            if found:
+                return found[-1]
+            time.sleep(0.05)
+        raise AssertionError("the fake browser logged no %r: %r" % (event, self.browser_events(log)))
+
+    @staticmethod
+    def _kill_browsers(log):
+        """Ends every launcher this test started (they run in their own sessions)."""
+        try:
+            events = BrowserFlows.browser_events(log, "started")
+        except OSError:
+            return
+        for e in events:
+            if e["pgid"] == os.getpgid(0):  # run by the test itself, not detached by tokenbroker
+                continue
+            try:
+                os.killpg(e["pgid"], 9)
+            except OSError:
+                pass
+
+    def start_browser_login(self, account="work", *extra, browser=None, env=None):
+        """Starts `tokenbroker login ACCOUNT --browser EXTRA` with TOKENBROKER_BROWSER=browser."""
+        env = dict(env or self.env())
+        if browser:
+            env["TOKENBROKER_BROWSER"] = browser
+        p = subprocess.Popen([TOKENBROKER, "login", account, "--browser", *extra],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+        self.addCleanup(self._reap, p)
+        return p
+
+    def browser_login(self, account="work", *extra, timeout=60, **spec):
+        """A whole browser login with a fake browser doing `spec`; returns (CompletedProcess, log)."""
+        browser, log = self.fake_browser(**spec)
+        r = self.finish(self.start_browser_login(account, *extra, browser=browser), timeout)
+        return r, log
+
+    def google_config(self, name="g", extra=""):
+        """An `[account NAME]` group for Google at the emulator's /google endpoints."""
+        base = self.emu.base_url + "/google"
+        return f"""
+[account {name}]
+provider = google
+client-id = {GOOGLE_CLIENT_ID}
+client-secret = {GOOGLE_CLIENT_SECRET}
+device-client-id = {GOOGLE_DEVICE_CLIENT_ID}
+device-client-secret = {GOOGLE_DEVICE_CLIENT_SECRET}
+scopes = openid email https://www.googleapis.com/auth/cloud-platform
+authorization-endpoint = {base}/o/oauth2/v2/auth
+token-endpoint = {base}/token
+device-authorization-endpoint = {base}/device/code
+revocation-endpoint = {base}/revoke
+userinfo-endpoint = {base}/v1/userinfo
+hosts = europe-west1-docker.pkg.dev
+{extra}
+"""

@@ -193,9 +193,48 @@ class BrokerTestCase(unittest.TestCase):
         self.write_config(self.default_config())
 
     def _cleanup(self):
+        self.kill_agent()
         self.emu.stop()
         self.bus.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # --- the resident agent (most calls start one: `[broker] agent = auto` is the default)
+
+    def agent_lock(self, socket=None):
+        return (socket or os.path.join(self.runtime, "tokenbroker", "agent.sock")) + ".lock"
+
+    def agent_pid(self, socket=None):
+        """The pid of the agent serving `socket` (default: this test's), or None: the agent
+        writes it into `<socket>.lock`; checked against /proc so a reused pid is never taken."""
+        try:
+            with open(self.agent_lock(socket)) as f:
+                pid = int(f.read().strip())
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                cmdline = f.read().split(b"\0")
+        except (OSError, ValueError):
+            return None
+        if any(a.endswith(b"tokenbroker-core") for a in cmdline[:1]) and b"agent" in cmdline:
+            return pid
+        return None
+
+    def kill_agent(self, socket=None, sig=signal.SIGKILL, timeout=10):
+        """Ends the agent of `socket` (default: this test's) if one runs, and waits for it."""
+        pid = self.agent_pid(socket)
+        if pid is None:
+            return
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.time() + timeout
+        while time.time() < deadline and os.path.exists("/proc/%d" % pid):
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    if f.read().split(")")[-1].split()[0] == "Z":
+                        break
+            except OSError:
+                break
+            time.sleep(0.01)
 
     # --- configuration
 

@@ -84,8 +84,10 @@ class _GitHTTPHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
 
-class GitCloneTest(GitTestCase):
-    """A real `git clone` / `git ls-remote` over HTTPS against a tiny local git server."""
+class GitServerTestCase(GitTestCase):
+    """GitTestCase plus the local HTTPS git server: `self.url` (https://127.0.0.1:PORT/repo.git)
+    serves a bare repository with one commit; `self.server.seen` lists each request's
+    Authorization scheme (None without one); `[host 127.0.0.1:PORT]` binds the server to `work`."""
 
     def setUp(self):
         super().setUp()
@@ -114,6 +116,21 @@ class GitCloneTest(GitTestCase):
         self.host = "127.0.0.1:%d" % server.server_address[1]
         self.url = f"https://{self.host}/repo.git"
         self.write_config(self.default_config() + f"\n[host {self.host}]\naccount = work\n")
+        self.seed = work
+
+    def push_commit(self, name, text):
+        """Adds a commit with file `name` to the served repository (pushed over the file system)."""
+        with open(os.path.join(self.seed, name), "w") as f:
+            f.write(text)
+        ident = ["-c", "user.name=Test", "-c", "user.email=test@example.test"]
+        subprocess.run(["git", "-C", self.seed, "add", name], check=True, env=self.git_env())
+        subprocess.run(["git", *ident, "-C", self.seed, "commit", "-q", "-m", name], check=True, env=self.git_env())
+        subprocess.run(["git", "-C", self.seed, "push", "-q", os.path.join(self.server.root, "repo.git"), "main"],
+                       check=True, env=self.git_env())
+
+
+class GitCloneTest(GitServerTestCase):
+    """A real `git clone` / `git ls-remote` over HTTPS against a tiny local git server."""
 
     def test_clone_succeeds_with_helper_and_fails_without(self):
         """The main job: git clones over HTTPS with the broker's token (Basic, password = the

@@ -148,19 +148,20 @@ class LockedKeyringTest(KeyringTestCase):
 
     def test_login_into_locked_keyring_fails_without_plaintext(self):
         """B01, B05: `login` off a terminal never unlocks: a locked collection is exit 5
-        "locked", the old refresh token stays, and the new one is written nowhere."""
+        "locked" before any device code is requested, and the old refresh token stays."""
         self.signed_in()
         rt_doc = self.refresh_token_secret()
+        issued = self.issued_refresh_tokens()
+        device_codes = len(self.emu.requests(endpoint="devicecode"))
         self.bus.lock_login_collection()
-        rc, out, err = self.login()
+        rc, out, err = self.login(approve=False)
         self.assertEqual(rc, 5, err)
         self.assertIn(b"locked", err)
         self.assertNotIn(b"signed in to", out)
+        self.assertEqual(len(self.emu.requests(endpoint="devicecode")), device_codes)
         self.bus.unlock_login_collection()
         self.assertEqual(self.refresh_token_secret(), rt_doc)
-        fresh = [t for t in self.issued_refresh_tokens() if t not in rt_doc]
-        self.assertTrue(fresh)
-        self.assertEqual(self.files_containing(fresh, [self.tmp]), [])
+        self.assertEqual(self.issued_refresh_tokens(), issued)
 
 
 class FakeLockedTest(KeyringTestCase):
@@ -193,16 +194,17 @@ class NoSecretServiceTest(KeyringTestCase):
 
     def test_activation_without_collection(self):
         """keyring-notes.md: session bus, gnome-keyring started by D-Bus activation, no
-        collection: a lookup is "not signed in" (exit 3); a login cannot store (exit 5 naming
-        the missing collection) and writes no plaintext."""
+        collection: a lookup is "not signed in" (exit 3); a login fails before the device flow
+        (exit 5 naming the missing collection) and writes no plaintext."""
         r = self.run_broker("token", "get", "work")
         self.assertEqual(r.returncode, 3, r.stderr)
         self.assertIn(b"tokenbroker login work", r.stderr)
-        rc, out, err = self.login()
+        rc, out, err = self.login(approve=False)
         self.assertEqual(rc, 5, err)
         self.assertIn(b"no keyring collection", err)
-        self.assertEqual(err.count(b"\n"), 2, err)  # the device-code prompt, then the failure
-        self.assertEqual(self.files_containing(self.issued_refresh_tokens(), [self.tmp]), [])
+        self.assertEqual(err.count(b"\n"), 1, err)  # the failure only: no device code was requested
+        self.assertEqual(self.emu.requests(endpoint="devicecode"), [])
+        self.assertEqual(self.issued_refresh_tokens(), [])
 
     def test_no_session_bus(self):
         """keyring-notes.md, B05: no session bus and no display: exit 5 naming the cause,

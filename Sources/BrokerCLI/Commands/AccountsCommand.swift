@@ -2,11 +2,16 @@ import BrokerCore
 import BrokerProviders
 
 /// `tokenbroker accounts [--json]`: one line per configured account: name, provider, signed in or
-/// not, identity, access-token expiry (Unix seconds in JSON, RFC 3339 in text).
+/// not, identity, access-token expiry (Unix seconds in JSON, RFC 3339 in text). `--names` prints
+/// only the configured names, one per line, without opening the keyring (for shell completion).
 enum AccountsCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
-    let a = try Arguments(args, valued: [], flags: ["json"], usage: Help.usage("accounts"))
+    let a = try Arguments(args, valued: [], flags: ["json", "names"], usage: Help.usage("accounts"))
     _ = try a.expectPositionals([])
+    if a.flag("names") {
+      for account in try runtime.config().accounts { runtime.context.writeOutput(account.name + "\n") }
+      return .success
+    }
     let service = try runtime.tokenService()
     var rows: [AccountStatus] = []
     for account in try runtime.config().accounts { rows.append(try await service.status(account: account.name)) }

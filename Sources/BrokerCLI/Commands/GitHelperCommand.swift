@@ -28,7 +28,7 @@ enum GitHelperCommand {
       return .success
     }
     try target.requireSecureProtocol()
-    let token = try await runtime.tokenService().accessToken(
+    let token = try await runtime.accessToken(
       account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
     var reply: [CredentialField] = []
     if request.values("capability").contains("authtype") {
@@ -52,7 +52,7 @@ enum GitHelperCommand {
       let match = try HostResolver(config: runtime.config()).resolve(host: target.host),
       let failed = request.value("password") ?? request.value("credential"), !failed.isEmpty
     else { return .success }
-    let dropped = try await runtime.tokenService().eraseHandedOut(account: match.account.name, token: Secret(failed))
+    let dropped = try await runtime.eraseHandedOut(account: match.account.name, token: Secret(failed))
     runtime.verbose(dropped ? "dropped the rejected access token of '\(match.account.name)'" : "erase matched no token of ours")
     return .success
   }

@@ -1,33 +1,78 @@
 import BrokerCore
 import BrokerProviders
+import BrokerStore
 import BrokerSystem
 
 /// `tokenbroker login ACCOUNT [--device-code | --browser] [--no-open] [--login-hint H]`: the one
-/// interactive command (interface.md §3). Holds the account's login lock for the whole flow, so a
-/// second concurrent login exits 7 (interface.md §8).
+/// interactive command (interface.md §3).
+///
+/// Order: the account's login lock (a second concurrent login exits 7 before anything else, B07),
+/// then the store check (a keyring that cannot take the refresh token fails with exit 5 before
+/// the user signs in), then the flow: the browser with a loopback redirect, or the device code.
 enum LoginCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let usage = Help.usage("login")
     let a = try Arguments(
       args, valued: ["login-hint", "cookies-from"], flags: ["device-code", "browser", "no-open"], usage: usage)
     let name = try a.expectPositionals(["ACCOUNT"])[0]
-    if a.flag("device-code") && a.flag("browser") {
-      throw UsageError("choose one of --device-code and --browser", usage: usage)
+    if a.flag("device-code") && (a.flag("browser") || a.flag("no-open")) {
+      throw UsageError("choose one of --device-code and --browser (or --no-open)", usage: usage)
     }
-    let account = try runtime.config().requireAccount(name)
-    if a.flag("browser") || (!a.flag("device-code") && account.flow == .browser) {
-      throw ProviderError.unsupported("the browser sign-in is not available yet; use 'tokenbroker login \(name) --device-code'")
-    }
+    let config = try runtime.config()
+    let account = try config.requireAccount(name)
+    let flow = chooseFlow(a, account: account, environment: runtime.context.environment)
     let lock = try LoginLock(runtimeDirectory: runtime.paths.runtimeDirectory, account: name)
     defer { withExtendedLifetime(lock) {} }
-    let context = runtime.context
-    let token = try await runtime.tokenService().loginWithDeviceCode(account: name) { authorization in
-      let uri = TerminalText.clean(authorization.verificationURI)
-      let code = TerminalText.clean(authorization.userCode)
-      let minutes = max(1, authorization.expiresIn / 60)
-      context.say("to sign in to '\(name)', open \(uri) and enter the code \(code) (valid for \(minutes) min)")
+    if config.settings.store == .secretService {
+      // The keyring itself: the store the runtime hands out may wrap it (agent notices), and a
+      // check writes nothing, so there is nothing for a wrapper to add.
+      try await preflight(LibsecretStore(), context: runtime.context, timeout: config.settings.loginTimeout)
     }
-    context.writeOutput("signed in to \(name) as \(TerminalText.clean(token.identity ?? "an unnamed user"))\n")
+
+    let token: IssuedToken
+    switch flow {
+    case .browser:
+      token = try await BrowserLogin.run(
+        account: account, loginHint: a.value("login-hint"), open: !a.flag("no-open"), runtime: runtime)
+    case .deviceCode:
+      let context = runtime.context
+      token = try await runtime.tokenService().loginWithDeviceCode(account: name) { authorization in
+        let uri = TerminalText.clean(authorization.verificationURI)
+        let code = TerminalText.clean(authorization.userCode)
+        let minutes = max(1, authorization.expiresIn / 60)
+        context.say("to sign in to '\(name)', open \(uri) and enter the code \(code) (valid for \(minutes) min)")
+      }
+    }
+    runtime.context.writeOutput("signed in to \(name) as \(TerminalText.clean(token.identity ?? "an unnamed user"))\n")
     return .success
+  }
+
+  /// `--device-code` or `--browser` (`--no-open` implies the browser), else the account's `flow`,
+  /// else the browser when a display is present and the device code otherwise (interface.md §2).
+  static func chooseFlow(_ a: Arguments, account: AccountConfig, environment: [String: String]) -> LoginFlow {
+    if a.flag("device-code") { return .deviceCode }
+    if a.flag("browser") || a.flag("no-open") { return .browser }
+    return account.flow ?? (hasDisplay(environment) ? .browser : .deviceCode)
+  }
+
+  /// `DISPLAY` or `WAYLAND_DISPLAY` set, and neither `SSH_CONNECTION` nor `SSH_TTY` (interface.md §2).
+  static func hasDisplay(_ environment: [String: String]) -> Bool {
+    func set(_ key: String) -> Bool { !(environment[key] ?? "").isEmpty }
+    return (set("DISPLAY") || set("WAYLAND_DISPLAY")) && !set("SSH_CONNECTION") && !set("SSH_TTY")
+  }
+
+  /// Fails before any sign-in when the keyring cannot take the refresh token (interface.md §7):
+  /// no collection, or locked. A locked collection is unlocked through the desktop's prompt
+  /// (waiting up to `login-timeout`) only on a terminal; elsewhere it is exit 5 at once.
+  /// - Throws: `StoreError`.
+  static func preflight(_ keyring: LibsecretStore, context: ProcessContext, timeout: Int) async throws {
+    do {
+      try await keyring.preflightWrite()
+    } catch StoreError.locked {
+      guard context.isInteractive else { throw StoreError.locked }
+      context.say("the keyring is locked; asking the desktop to unlock it (waiting up to \(timeout) s)")
+      try await keyring.unlock(timeout: timeout)
+      try await keyring.preflightWrite()
+    }
   }
 }

@@ -1,15 +1,41 @@
 import BrokerCore
+import BrokerProviders
 
-/// `tokenbroker revoke ACCOUNT`: revokes at the provider where it can, then signs out locally.
-/// Azure AD has no RFC 7009 endpoint (reference/protocols.md §2.10), so there it signs out locally.
+/// `tokenbroker revoke ACCOUNT` (interface.md §3, §6; RFC 7009; bug-cases.md B21): revokes the
+/// grant at the provider where it has an endpoint (Google), then signs out locally in every case.
+/// A failed revocation (network, 5xx, a refusal) still signs out locally and exits 4, saying that
+/// the grant may remain at the provider and where to remove it. Azure AD has no revocation
+/// endpoint (protocols.md §2.10): local sign-out, exit 0.
 enum RevokeCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let usage = Help.usage("revoke")
     let a = try Arguments(args, valued: [], flags: [], usage: usage)
     let name = try a.expectPositionals(["ACCOUNT"])[0]
     let account = try runtime.config().requireAccount(name)
+    let provider = account.provider.rawValue
+    let report = try await runtime.tokenService().revokeAtProvider(account: name)
     _ = try await LogoutCommand.signOut(name, store: runtime.store())
-    runtime.context.say("\(account.provider.rawValue) has no revocation endpoint; signed out locally")
+    let say = runtime.context.say
+    if let failure = report.failure {
+      say(
+        "revocation at \(provider) failed (\(failure)); signed out locally, but the grant may remain at \(provider): "
+          + "remove it at \(grantsPage(account.provider))")
+      return .providerUnavailable
+    }
+    switch report.outcome {
+    case .revoked: say("revoked at \(provider); signed out locally")
+    case .alreadyInvalid: say("\(provider) no longer knew the grant (already revoked or expired); signed out locally")
+    case .noEndpoint: say("\(provider) has no revocation endpoint; signed out locally")
+    case nil: say("'\(name)' was not signed in; nothing to revoke")
+    }
     return .success
+  }
+
+  /// Where a user removes an app's access by hand.
+  static func grantsPage(_ provider: ProviderKind) -> String {
+    switch provider {
+    case .google: return "https://myaccount.google.com/permissions"
+    case .azure, .sharepoint: return "https://myapps.microsoft.com (or ask your administrator to revoke the sessions)"
+    }
   }
 }

@@ -17,7 +17,7 @@ enum TokenCommand {
       throw UsageError("unknown format '\(formatName)' (token, header, json, env, exec-credential)", usage: usage)
     }
     let scopes = a.values("scope").flatMap(ScopeSet.split)
-    let token = try await runtime.tokenService().accessToken(
+    let token = try await runtime.accessToken(
       account: account, scopes: scopes.isEmpty ? nil : ScopeSet(scopes), minValid: try a.seconds("min-valid"),
       forceRefresh: a.flag("force-refresh"))
     runtime.context.writeOutput(format.render(token))

@@ -40,17 +40,45 @@ public struct AzureProvider: OAuthProvider {
 
   /// `grant_type=refresh_token` at `…/token` (protocols.md §2.4).
   public func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant {
-    try await AzureRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes)
+    try await AzureRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes, clientID: nil)
+  }
+
+  /// As `refresh(_:scopes:)` with the client that obtained the token (nil: `client-id`).
+  public func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
+    try await AzureRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes, clientID: clientID)
+  }
+
+  /// `http://localhost:PORT/`: the portal accepts `localhost` only (protocols.md §2.9).
+  public var loopbackHost: LoopbackHost { .localhost }
+
+  /// `GET {authority}/{tenant}/oauth2/v2.0/authorize` with PKCE S256 (protocols.md §2.2).
+  public func browserAuthorization(_ request: BrowserSignInRequest) throws -> BrowserAuthorization {
+    AzureAuthCodeFlow(provider: self).authorization(request)
+  }
+
+  /// `grant_type=authorization_code` at `…/token` (protocols.md §2.3).
+  public func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant {
+    try await AzureAuthCodeFlow(provider: self).redeem(code: code, for: authorization, scopes: scopes)
+  }
+
+  /// The redirect's error, with AADSTS hints (protocols.md §2.2, §2.7).
+  public func authorizationError(_ info: AuthorizationErrorInfo, account: String) -> ProviderError {
+    let code = info.detail.flatMap(OAuthErrorReply.leadingAADSTS).flatMap { Int($0.dropFirst(6)) }
+    return AuthorizationErrors.classify(
+      info, account: account, host: TokenEndpointClient.host(of: endpoints.authorization),
+      hint: code.flatMap { AzureErrors.codeHint([$0]) } ?? AzureErrors.errorHint(info.error))
   }
 
   var tokenHost: String { TokenEndpointClient.host(of: endpoints.token) }
 }
 
-/// The account's v2.0 endpoints: `{authority}/{tenant}/oauth2/v2.0/devicecode` and `/token`, each
-/// replaced by the account's `device-authorization-endpoint` / `token-endpoint` when set.
+/// The account's v2.0 endpoints: `{authority}/{tenant}/oauth2/v2.0/devicecode`, `/token` and
+/// `/authorize`, each replaced by the account's `device-authorization-endpoint`, `token-endpoint`
+/// or `authorization-endpoint` when set.
 struct AzureEndpoints: Sendable, Equatable {
   var deviceAuthorization: String
   var token: String
+  var authorization: String
 
   init(account: AccountConfig) {
     var authority = account.authority
@@ -58,6 +86,7 @@ struct AzureEndpoints: Sendable, Equatable {
     let base = "\(authority)/\(account.tenant)/oauth2/v2.0"
     deviceAuthorization = account.endpoints.deviceAuthorization ?? base + "/devicecode"
     token = account.endpoints.token ?? base + "/token"
+    authorization = account.endpoints.authorization ?? base + "/authorize"
   }
 }
 

@@ -7,9 +7,10 @@ struct AzureRefreshFlow: Sendable {
   /// - Throws: `RefreshTokenRejected` (`invalid_grant`: the token is dead),
   ///   `ProviderError.signInRequired` (an interactive step is needed; the token stays good),
   ///   `.unavailable` (after retries, or a malformed reply), `.rejected` (config problems).
-  func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant {
+  /// - Parameter clientID: the client that obtained the token; nil: the account's `client-id`.
+  func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
     let fields = [
-      ("client_id", provider.clientID), ("grant_type", "refresh_token"), ("refresh_token", refreshToken.revealed),
+      ("client_id", clientID ?? provider.clientID), ("grant_type", "refresh_token"), ("refresh_token", refreshToken.revealed),
       ("scope", AzureScopes.wire(scopes, signIn: false)),
     ]
     let host = provider.tokenHost

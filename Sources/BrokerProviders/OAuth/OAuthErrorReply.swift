@@ -6,7 +6,7 @@ import FoundationEssentials
 struct OAuthErrorReply: Sendable, Equatable {
   /// The `error` code word (sanitised).
   var error: String
-  /// `suberror` (Microsoft), sanitised.
+  /// `suberror` (Microsoft) or `error_subtype` (Google: `invalid_rapt`), sanitised.
   var suberror: String?
   /// `AADSTSnnnn` codes: from `error_codes`, else the leading code of `error_description`.
   var codes: [String]
@@ -72,6 +72,7 @@ struct OAuthErrorReply: Sendable, Equatable {
       case error, suberror, claims, interval
       case errorDescription = "error_description"
       case errorCodes = "error_codes"
+      case errorSubtype = "error_subtype"
     }
 
     init(from decoder: any Decoder) throws {
@@ -79,7 +80,7 @@ struct OAuthErrorReply: Sendable, Equatable {
       error = c.lenientString(.error)
       errorDescription = c.lenientString(.errorDescription)
       errorCodes = (try? c.decodeIfPresent([LenientInt].self, forKey: .errorCodes)) ?? nil
-      suberror = c.lenientString(.suberror)
+      suberror = c.lenientString(.suberror) ?? c.lenientString(.errorSubtype)
       hasClaims = c.contains(.claims) && (try? c.decodeNil(forKey: .claims)) != true
       interval = c.lenientInt(.interval)
     }

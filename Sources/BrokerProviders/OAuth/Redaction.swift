@@ -10,7 +10,7 @@ enum Redaction {
   /// The first line of `text` with every value of `secrets`, and anything that looks like a token,
   /// replaced by `<redacted>`; control characters dropped; at most `limit` characters.
   static func firstLine(_ text: String, redacting secrets: [String], limit: Int = 160) -> String {
-    let line = text.prefix { $0 != "\n" && $0 != "\r" }
+    let line = text.prefix { !$0.isNewline }  // "\r\n" is one Character: compare by kind
     var out = String(line)
     for s in secrets where !s.isEmpty { out = out.replacing(s, with: marker) }
     out = redactTokenRuns(out)

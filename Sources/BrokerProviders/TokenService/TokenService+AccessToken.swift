@@ -67,7 +67,7 @@ extension TokenService {
     while true {
       triesLeft -= 1
       do {
-        return (try await provider.refresh(current.refreshToken, scopes: scopes), current)
+        return (try await provider.refresh(current.refreshToken, scopes: scopes, clientID: current.clientID), current)
       } catch let rejected as RefreshTokenRejected {
         guard let stored = try await loadRefreshRecord(account.name) else { throw rejected.providerError }
         if stored.refreshToken == current.refreshToken {
@@ -96,7 +96,7 @@ extension TokenService {
     guard let newToken = grant.refreshToken, newToken != previous.refreshToken else { return identity }
     let record = RefreshTokenRecord(
       refreshToken: newToken, identity: identity, tenant: previous.tenant ?? grant.identity?.tenantID,
-      objectID: previous.objectID ?? grant.identity?.objectID, obtainedAt: time.now)
+      objectID: previous.objectID ?? grant.identity?.objectID, obtainedAt: time.now, clientID: previous.clientID)
     let key = ItemKey.refreshToken(account.name)
     try await store.save(key, label: label(key, account), secret: record.encoded())
     return identity

@@ -19,15 +19,39 @@ extension TokenService {
     prompt(authorization)
     let grant = try await provider.pollDeviceAuthorization(
       authorization, scopes: scopes, timeout: config.settings.loginTimeout)
-    guard let refreshToken = grant.refreshToken else {
+    return try await storeSignIn(grant, account: account, scopes: scopes, clientID: authorization.clientID ?? account.clientID)
+  }
+
+  /// Stores the refresh token of a completed sign-in with who signed in and the client that
+  /// obtained it, drops the account's cached access tokens (B20) and caches the new one.
+  ///
+  /// A sign-in without a refresh token in the reply (Google sends one only with consent, which
+  /// is asked for on the first sign-in only) keeps `previous` when it belongs to the same identity
+  /// and client: the grant is the same (B11's rule, at sign-in).
+  /// - Throws: `ProviderError.rejected` when there is no refresh token to keep; `StoreError`.
+  func storeSignIn(
+    _ grant: TokenGrant, account: AccountConfig, scopes: ScopeSet, clientID: String?,
+    previous: RefreshTokenRecord? = nil
+  ) async throws -> IssuedToken {
+    let name = account.name
+    var kept: Secret?
+    if grant.refreshToken == nil, let previous, let who = grant.identity?.display, previous.identity == who,
+      (previous.clientID ?? account.clientID) == clientID
+    {
+      kept = previous.refreshToken
+    }
+    guard let refreshToken = grant.refreshToken ?? kept else {
+      let hint =
+        account.provider == .google
+        ? "run 'tokenbroker logout \(name)', then 'tokenbroker login \(name)' (Google sends one only with consent, asked for on a first sign-in)"
+        : "check that the app registration may use offline_access"
       throw ProviderError.rejected(
-        account: name, error: "no_refresh_token",
-        detail: "the sign-in worked but no refresh token came back; check that the app registration may use offline_access")
+        account: name, error: "no_refresh_token", detail: "the sign-in worked but no refresh token came back; \(hint)")
     }
     let identity = grant.identity
     let record = RefreshTokenRecord(
       refreshToken: refreshToken, identity: identity?.display, tenant: identity?.tenantID,
-      objectID: identity?.objectID, obtainedAt: time.now)
+      objectID: identity?.objectID, obtainedAt: time.now, clientID: clientID)
     let key = ItemKey.refreshToken(name)
     try await store.save(key, label: label(key, account), secret: record.encoded())
     try await dropAccessTokens(account: name)

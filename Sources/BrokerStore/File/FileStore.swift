@@ -31,6 +31,11 @@ public final class FileStore: SecretStore {
     self.warn = warn
   }
 
+  /// The store at `paths.tokenFile` (`$XDG_DATA_HOME/tokenbroker/tokens.json`, interface.md §2).
+  public convenience init(paths: BrokerPaths, warn: @escaping @Sendable (String) -> Void) {
+    self.init(path: paths.tokenFile, warn: warn)
+  }
+
   /// The warning emitted on every write.
   public var warning: String {
     "tokenbroker: warning: storing tokens in plaintext at \(path) (store = file); use the Secret Service to keep them encrypted"

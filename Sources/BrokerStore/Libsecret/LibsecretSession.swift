@@ -79,12 +79,13 @@ final class LibsecretSession {
   ) throws(StoreError) -> LibsecretItem {
     let table = AttributeTable(attributes)
     let bytes = Array(text.utf8)
-    let value = bytes.withUnsafeBufferPointer { buffer in
+    let made = bytes.withUnsafeBufferPointer { buffer in
       buffer.withMemoryRebound(to: CChar.self) {
         secret_value_new($0.baseAddress, gssize($0.count), "text/plain")
       }
     }
-    defer { secret_value_unref(value.map { UnsafeMutableRawPointer($0) }) }
+    guard let value = made else { throw StoreError.backend(detail: "libsecret could not hold the value") }
+    defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
     var error: UnsafeMutablePointer<GError>?
     let item = secret_item_create_sync(
       collection.pointer(SecretCollection.self), cbroker_token_schema(), table.pointer, label, value,

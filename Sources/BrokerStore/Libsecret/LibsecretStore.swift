@@ -13,7 +13,9 @@ internal import Dispatch
 ///   `unlock(timeout:)` raises a prompt. A matching item that is locked is `StoreError.locked`,
 ///   never "absent"; nothing is deleted or overwritten because something was locked.
 /// - Every operation is bounded by `timeout` (default 10 s): a `GCancellable` cancelled by a timer
-///   ends it with `StoreError.timedOut`, also when D-Bus activation or a reply never comes.
+///   ends it with `StoreError.timedOut`, also when D-Bus activation or a reply never comes; should
+///   libsecret ignore the cancellation (a prompt that never completes properly), the caller still
+///   gets `.timedOut` 2 s later while the stuck call keeps the libsecret queue.
 /// - Duplicates (same attributes): `load` uses the newest (`Modified`) and deletes the other
 ///   unlocked ones; `save` leaves only the item it wrote.
 /// - The blocking `*_sync` calls run on one serial dispatch queue, never on the cooperative pool.
@@ -125,6 +127,16 @@ public final class LibsecretStore: SecretStore {
     }
   }
 
+  /// Checks that `save` could store now: the `default` collection exists and is unlocked. Raises
+  /// no prompt and writes nothing.
+  /// - Throws: `.noCollection`, `.locked`, `.unavailable`, `.timedOut`, `.backend`.
+  public func preflightWrite() async throws {
+    try await perform { session throws(StoreError) in
+      guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
+      if session.isLocked(collection: collection) { throw StoreError.locked }
+    }
+  }
+
   /// Unlocks the default collection for `login` on a terminal (`secret_service_unlock_sync`; the
   /// desktop may show a prompt). Returns at once when it is already unlocked.
   /// - Parameter timeout: seconds to wait for the user (`login-timeout`).
@@ -138,13 +150,18 @@ public final class LibsecretStore: SecretStore {
     }
   }
 
-  /// Runs one bounded operation (internal for the tests' hooks) on the libsecret queue. The deadline starts now (time spent
-  /// waiting behind other operations counts).
+  /// Runs one bounded operation on the libsecret queue (internal for the tests' hooks). The
+  /// deadline starts now (time spent waiting behind other operations counts). The caller is
+  /// answered `.timedOut` at the deadline plus 2 s even when libsecret ignores the cancellation.
   func perform<T: Sendable>(
     milliseconds: Int? = nil, _ body: @escaping @Sendable (LibsecretSession) throws(StoreError) -> T
   ) async throws -> T {
-    let deadline = Deadline(milliseconds: milliseconds ?? timeoutMilliseconds)
-    return try await BlockingQueue.run(on: Self.queue) {
+    let bound = milliseconds ?? timeoutMilliseconds
+    let deadline = Deadline(milliseconds: bound)
+    let hardBound = Double(bound + 2000) / 1000
+    return try await BlockingQueue.run(
+      on: Self.queue, timeout: hardBound, timeoutError: StoreError.timedOut(seconds: deadline.seconds)
+    ) {
       defer { deadline.finish() }
       return try body(try LibsecretSession(deadline: deadline))
     }

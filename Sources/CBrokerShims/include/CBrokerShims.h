@@ -6,6 +6,7 @@
 #include <libsecret/secret.h>
 #include <curl/curl.h>
 #include <sys/types.h>
+#include <spawn.h>
 
 /// The schema every tokenbroker item is stored under: "org.tokenbroker.Secret",
 /// SECRET_SCHEMA_NONE, string attributes application, account, kind, scopes.
@@ -27,5 +28,13 @@ CURLcode cbroker_easy_setopt_xferinfo_function(CURL *handle, CURLoption option,
 int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid);
 /// prctl(PR_SET_DUMPABLE, 0): no core dumps, no ptrace by same-uid processes. 0 or -1.
 int cbroker_disable_dumping(void);
+
+/// GNU-only calls of the loopback sign-in (BrokerSystem): pipe2(O_CLOEXEC | O_NONBLOCK);
+/// accept4(SOCK_CLOEXEC | SOCK_NONBLOCK); the POSIX_SPAWN_SETSID flag; and
+/// posix_spawn_file_actions_addclosefrom_np(actions, from). Each returns what the call returns.
+int cbroker_pipe_cloexec_nonblock(int fds[2]);
+int cbroker_accept_cloexec_nonblock(int fd);
+int cbroker_posix_spawn_setsid_flag(void);
+int cbroker_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 
 #endif

@@ -49,7 +49,7 @@ import Testing
     }
   }
 
-  @Test(arguments: [ProviderKind.google, .sharepoint])
+  @Test(arguments: [ProviderKind.sharepoint])
   func otherProvidersAreNotImplementedYet(kind: ProviderKind) {
     let a = AccountConfig(name: "x", provider: kind)
     let error = #expect(throws: ProviderError.self) {

@@ -35,8 +35,11 @@ actor RecordingStore: SecretStore {
 
   // MARK: direct access for arranging and checking
 
-  func putRefreshToken(_ token: String, account: String = "work", identity: String? = "user1@example.test") async throws {
-    let record = RefreshTokenRecord(refreshToken: Secret(token), identity: identity, tenant: "tid-1", obtainedAt: 1)
+  func putRefreshToken(
+    _ token: String, account: String = "work", identity: String? = "user1@example.test", clientID: String? = nil
+  ) async throws {
+    let record = RefreshTokenRecord(
+      refreshToken: Secret(token), identity: identity, tenant: "tid-1", obtainedAt: 1, clientID: clientID)
     try await inner.save(.refreshToken(account), label: "test", secret: record.encoded())
   }
 

@@ -273,7 +273,9 @@ import Testing
   }
 
   @Test func unsupportedProvidersSayWhatToUse() async {
-    let h = Harness([], config: Fixtures.config([AccountConfig(name: "work", provider: .google)]))
+    var sharepoint = AccountConfig(name: "work", provider: .sharepoint)
+    sharepoint.scopes = ["https://contoso.sharepoint.com/.default"]
+    let h = Harness([], config: Fixtures.config([sharepoint]))
     let error = await #expect(throws: ProviderError.self) { try await h.get() }
     guard case .unsupported = error else { Issue.record("got \(String(describing: error))"); return }
   }

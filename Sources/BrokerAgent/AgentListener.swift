@@ -1,0 +1,118 @@
+import BrokerWire
+import Glibc
+
+/// The agent's listening socket and its lock (interface.md §2, §8).
+///
+/// Without socket activation: the socket directory is created 0700 or checked
+/// (`AgentEndpoint.prepareDirectory`), an exclusive `flock` on `<socket>.lock` makes this the one
+/// agent of the socket (its pid is written there), a stale socket is removed only while holding
+/// that lock, and the new one is bound with mode 0600. Under systemd (`LISTEN_PID` = our pid,
+/// `LISTEN_FDS` ≥ 1) the socket is fd 3, as systemd made it (`SocketMode=0600`,
+/// `DirectoryMode=0700`), and the lock is taken when it can be.
+public final class AgentListener: Sendable {
+  /// The listening descriptor (non-blocking, close-on-exec).
+  public let fd: Int32
+  public let socketPath: String
+  /// True when systemd passed the socket (it is then never unlinked here).
+  public let activated: Bool
+  private let lockFD: Int32
+
+  private init(fd: Int32, socketPath: String, activated: Bool, lockFD: Int32) {
+    self.fd = fd
+    self.socketPath = socketPath
+    self.activated = activated
+    self.lockFD = lockFD
+  }
+
+  /// Takes the lock and opens (or takes over) the socket of `endpoint`.
+  /// - Parameters:
+  ///   - environment: for `LISTEN_PID` / `LISTEN_FDS`.
+  ///   - lockWait: seconds to wait for another agent's lock (one that is exiting).
+  /// - Throws: `AgentSetupError.directory`, `.alreadyRunning`, `.call`.
+  public static func open(endpoint: AgentEndpoint, environment: [String: String], lockWait: Double = 1)
+    throws(AgentSetupError) -> AgentListener
+  {
+    let activated = environment["LISTEN_PID"].flatMap { Int32($0) } == getpid()
+      && (environment["LISTEN_FDS"].flatMap { Int($0) } ?? 0) >= 1
+    if activated {
+      let fd: Int32 = 3
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+      let lock = (try? takeLock(endpoint.lockPath, wait: 0)) ?? -1
+      return AgentListener(fd: fd, socketPath: endpoint.socketPath, activated: true, lockFD: lock)
+    }
+    if let problem = endpoint.prepareDirectory() { throw .directory(problem) }
+    let lock = try takeLock(endpoint.lockPath, wait: lockWait)
+    do {
+      let fd = try bind(endpoint.socketPath)
+      return AgentListener(fd: fd, socketPath: endpoint.socketPath, activated: false, lockFD: lock)
+    } catch {
+      Glibc.close(lock)
+      throw error
+    }
+  }
+
+  /// Removes the socket (unless systemd owns it) while still holding the lock, then releases both.
+  public func close() {
+    if !activated { unlink(socketPath) }
+    Glibc.close(fd)
+    if lockFD >= 0 { Glibc.close(lockFD) }
+  }
+
+  /// Opens `path` and takes an exclusive `flock`, retrying for `wait` seconds; writes our pid.
+  static func takeLock(_ path: String, wait: Double) throws(AgentSetupError) -> Int32 {
+    let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard fd >= 0 else { throw .call(what: "open the lock file", path: path, reason: String(cString: strerror(errno))) }
+    let deadline = MonotonicClock.milliseconds + Int(wait * 1000)
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      let error = errno
+      guard error == EWOULDBLOCK || error == EINTR else {
+        Glibc.close(fd)
+        throw .call(what: "lock", path: path, reason: String(cString: strerror(error)))
+      }
+      if MonotonicClock.milliseconds >= deadline {
+        Glibc.close(fd)
+        throw .alreadyRunning(socket: String(path.dropLast(".lock".count)))
+      }
+      usleep(50_000)
+    }
+    let pid = Array("\(getpid())\n".utf8)
+    _ = ftruncate(fd, 0)
+    _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    return fd
+  }
+
+  /// A new listening socket at `path` (a stale one removed first), mode 0600.
+  static func bind(_ path: String) throws(AgentSetupError) -> Int32 {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+      throw .call(what: "use the socket path", path: path, reason: "longer than 107 bytes")
+    }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: bytes)
+      raw[bytes.count] = 0
+    }
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+    guard fd >= 0 else { throw .call(what: "create a socket for", path: path, reason: String(cString: strerror(errno))) }
+    if unlink(path) != 0 && errno != ENOENT {
+      let reason = String(cString: strerror(errno))
+      Glibc.close(fd)
+      throw .call(what: "remove the stale socket", path: path, reason: reason)
+    }
+    // Bound with the agent's umask (077, `ProcessHardening`), then 0600. No process-wide umask
+    // change here: the directory already keeps others out, and the peer check refuses them anyway.
+    let rc = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        Glibc.bind(fd, $0, socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1))
+      }
+    }
+    guard rc == 0, chmod(path, 0o600) == 0, listen(fd, 512) == 0 else {
+      let reason = String(cString: strerror(errno))
+      Glibc.close(fd)
+      throw .call(what: "listen on", path: path, reason: reason)
+    }
+    return fd
+  }
+}

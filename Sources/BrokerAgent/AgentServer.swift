@@ -1,0 +1,88 @@
+import BrokerWire
+import Glibc
+
+/// The agent's server loop (interface.md §8; code-models.md §9.8): one request per connection,
+/// one child task per connection in a discarding task group, framing (`AgentRequest`) apart from
+/// handling (the caller's `handler`). Per-connection errors are logged through `log` (which the
+/// caller wires to stderr only with `--verbose`) and swallowed; no log line carries a value.
+public final class AgentServer: Sendable {
+  /// Answers one decoded request.
+  public typealias Handler = @Sendable (AgentRequest) async -> AgentReply
+
+  /// How long a client may take to send its request, in ms.
+  static let readBound = 10_000
+  /// How long a client may take to take in its reply, in ms.
+  static let writeBound = 10_000
+
+  private let loop: SocketLoop
+  private let log: @Sendable (String) -> Void
+
+  /// - Parameters:
+  ///   - listener: the listening socket (its owner closes it after `run` returns).
+  ///   - expectedUID: the only uid allowed to connect (the agent's own; injected by tests).
+  ///   - idleTimeout: seconds without an open connection after which `run` returns.
+  ///   - log: receives one line per refused or failed connection.
+  /// - Throws: `AgentSetupError.call` when the loop's pipe cannot be made.
+  public init(
+    listenFD: Int32, expectedUID: UInt32 = getuid(), idleTimeout: Int, log: @escaping @Sendable (String) -> Void
+  ) throws(AgentSetupError) {
+    loop = try SocketLoop(
+      listenFD: listenFD, expectedUID: expectedUID, maxRequestBytes: AgentProtocol.maxMessageBytes,
+      idleMilliseconds: max(1, idleTimeout) * 1000, log: log)
+    self.log = log
+  }
+
+  /// Serves until `stop()` or the idle timeout, then until every open connection is answered.
+  /// - Throws: `AgentSetupError.call` when the I/O thread cannot start.
+  public func run(handler: @escaping Handler) async throws(AgentSetupError) {
+    try loop.start()
+    let loop = self.loop
+    let log = self.log
+    await withDiscardingTaskGroup { group in
+      for await connection in loop.connections {
+        group.addTask { await Self.serve(connection, loop: loop, log: log, handler: handler) }
+      }
+    }
+  }
+
+  /// Stops accepting; requests already accepted are still answered.
+  public func stop() { loop.stop() }
+
+  static func serve(
+    _ connection: AgentConnection, loop: SocketLoop, log: @Sendable (String) -> Void, handler: Handler
+  ) async {
+    let request: AgentRequest
+    switch await loop.read(connection, timeoutMilliseconds: readBound) {
+    case .request(let bytes):
+      do {
+        request = try AgentRequest.decode(bytes)
+      } catch {
+        log("refused a request from pid \(connection.peerPID): \(error)")
+        loop.discard(connection)
+        return
+      }
+    case .tooLarge:
+      log("refused a request from pid \(connection.peerPID): larger than \(AgentProtocol.maxMessageBytes) bytes")
+      loop.discard(connection)
+      return
+    case .timedOut:
+      log("dropped a connection from pid \(connection.peerPID): no complete request within \(readBound / 1000) s")
+      loop.discard(connection)
+      return
+    case .failed(let error):
+      log("dropped a connection from pid \(connection.peerPID): \(String(cString: strerror(error)))")
+      loop.discard(connection)
+      return
+    }
+    let reply = await handler(request)
+    let bytes: [UInt8]
+    do {
+      bytes = try reply.encoded()
+    } catch {
+      // Output the protocol cannot carry: the client runs the full program itself.
+      log("answered pid \(connection.peerPID) 'not served': \(error)")
+      bytes = (try? AgentReply.notServed.encoded()) ?? []
+    }
+    await loop.reply(connection, bytes, timeoutMilliseconds: writeBound)
+  }
+}

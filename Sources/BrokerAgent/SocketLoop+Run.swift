@@ -1,0 +1,136 @@
+import BrokerWire
+import Glibc
+
+extension SocketLoop {
+  /// Starts the loop on a new detached thread.
+  /// - Throws: `AgentSetupError.call` when no thread can be created.
+  func start() throws(AgentSetupError) {
+    let box = Unmanaged.passRetained(self).toOpaque()
+    var thread = pthread_t()
+    let rc = pthread_create(&thread, nil, { raw in
+      guard let raw else { return nil }
+      Unmanaged<SocketLoop>.fromOpaque(raw).takeRetainedValue().runLoop()
+      return nil
+    }, box)
+    guard rc == 0 else {
+      Unmanaged<SocketLoop>.fromOpaque(box).release()
+      throw .call(what: "start a thread for", path: "the agent socket", reason: String(cString: strerror(rc)))
+    }
+    pthread_detach(thread)
+  }
+
+  /// The loop: until stopped (or idle) and every connection is closed.
+  func runLoop() {
+    var accepting = true
+    while true {
+      let now = MonotonicClock.milliseconds
+      let (stopping, reads, writes, open, idleSince) = state.withLock { s in
+        (s.stopping, Array(s.reads.keys), Array(s.writes.keys), s.open, s.lastActivity)
+      }
+      if accepting && (stopping || (open == 0 && now - idleSince >= idleMilliseconds)) {
+        accepting = false
+        state.withLock { $0.stopping = true }
+        sink.finish()
+      }
+      if !accepting && open == 0 { break }
+      var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+      if accepting { fds.append(pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)) }
+      for fd in reads { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+      for fd in writes { fds.append(pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)) }
+      var timeout = accepting && open == 0 ? max(0, idleSince + idleMilliseconds - now) : 1000
+      if !reads.isEmpty || !writes.isEmpty { timeout = min(timeout, 1000) }
+      _ = poll(&fds, nfds_t(fds.count), Int32(min(timeout, 60_000)))
+      var byte = [UInt8](repeating: 0, count: 64)
+      while Glibc.read(wakeRead, &byte, byte.count) > 0 {}
+      if accepting && fds.count > 1 && fds[1].revents != 0 { acceptAll() }
+      for fd in reads { serviceRead(fd) }
+      for fd in writes { serviceWrite(fd) }
+    }
+  }
+
+  /// Accepts every pending connection; refuses (closes unread) any whose peer is another uid.
+  func acceptAll() {
+    while true {
+      let fd = accept(listenFD, nil, nil)
+      if fd < 0 {
+        if errno == EINTR || errno == ECONNABORTED { continue }
+        if errno != EAGAIN && errno != EWOULDBLOCK { log("accept failed (\(String(cString: strerror(errno))))") }
+        return
+      }
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+      guard let peer = PeerCheck.peer(of: fd), peer.uid == expectedUID else {
+        let who = PeerCheck.peer(of: fd).map { "uid \($0.uid) (pid \($0.pid))" } ?? "an unknown peer"
+        log("refused a connection from \(who): only uid \(expectedUID) may use this agent")
+        Glibc.close(fd)
+        continue
+      }
+      state.withLock { s in
+        s.open += 1
+        s.lastActivity = MonotonicClock.milliseconds
+      }
+      sink.yield(AgentConnection(fd: fd, peerPID: peer.pid))
+    }
+  }
+
+  func serviceRead(_ fd: Int32) {
+    var chunk = [UInt8](repeating: 0, count: 16384)
+    var outcome: ReadResult?
+    var received: [UInt8] = []
+    while outcome == nil {
+      let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if n > 0 {
+        received.append(contentsOf: chunk[0..<n])
+        if received.count > maxRequestBytes { outcome = .tooLarge }
+        continue
+      }
+      if n == 0 { outcome = .request([]) }
+      else if errno == EINTR { continue }
+      else if errno == EAGAIN || errno == EWOULDBLOCK { break }
+      else { outcome = .failed(errno) }
+    }
+    let finished: (PendingRead, ReadResult)? = state.withLock { s in
+      guard var pending = s.reads[fd] else { return nil }
+      pending.buffer += received
+      var result = outcome
+      if result == .tooLarge || pending.buffer.count > maxRequestBytes { result = .tooLarge }
+      else if case .request = result { result = .request(pending.buffer) }
+      else if result == nil && MonotonicClock.milliseconds >= pending.deadline { result = .timedOut }
+      guard let result else {
+        s.reads[fd] = pending
+        return nil
+      }
+      s.reads[fd] = nil
+      return (pending, result)
+    }
+    if let (pending, result) = finished { pending.continuation.resume(returning: result) }
+  }
+
+  func serviceWrite(_ fd: Int32) {
+    let finished: CheckedContinuation<Void, Never>? = state.withLock { s in
+      guard var pending = s.writes[fd] else { return nil }
+      var done = false
+      while pending.offset < pending.bytes.count {
+        let n = pending.bytes.withUnsafeBytes {
+          send(fd, $0.baseAddress! + pending.offset, $0.count - pending.offset, Int32(MSG_NOSIGNAL))
+        }
+        if n > 0 { pending.offset += n; continue }
+        if n < 0 && errno == EINTR { continue }
+        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
+        done = true  // the peer is gone: drop the reply
+        break
+      }
+      if pending.offset >= pending.bytes.count || MonotonicClock.milliseconds >= pending.deadline { done = true }
+      guard done else {
+        s.writes[fd] = pending
+        return nil
+      }
+      s.writes[fd] = nil
+      Glibc.close(fd)
+      s.open -= 1
+      s.lastActivity = MonotonicClock.milliseconds
+      return pending.continuation
+    }
+    finished?.resume()
+  }
+}

@@ -1,0 +1,123 @@
+import BrokerCore
+import BrokerProviders
+
+/// What a cached access token is kept under: the account and the exact scope set. The account's
+/// configuration is stored with the token, so a token obtained under another tenant, client or
+/// authority (the config changed) is never handed out.
+public struct TokenCacheKey: Sendable, Hashable {
+  public var account: String
+  public var scopes: ScopeSet
+  public init(account: String, scopes: ScopeSet) {
+    self.account = account
+    self.scopes = scopes
+  }
+}
+
+/// The agent's access tokens in memory, with single-flight refresh (interface.md §8).
+///
+/// - A token is served from memory while it stays valid for `needed` more seconds
+///   (max(`refresh-margin`, `--min-valid`)), unless the caller forces a refresh.
+/// - Otherwise one fetch per key runs (`fetch`: the `TokenService`, which stores a rotated refresh
+///   token before it returns the access token); every caller for that key arriving meanwhile,
+///   `--force-refresh` ones included, awaits that fetch. Fetches of one account run one after the
+///   other, so two scope sets never redeem the same refresh token at once.
+/// - `drop(account:)` forgets the account's tokens at once, and a fetch that was running then is
+///   not cached (its callers still get its answer: they asked before the drop).
+public actor TokenCache {
+  private struct Entry {
+    var token: IssuedToken
+    var account: AccountConfig
+  }
+  private struct Flight {
+    var id: Int
+    var task: Task<IssuedToken, any Error>
+  }
+
+  private var entries: [TokenCacheKey: Entry] = [:]
+  private var flights: [TokenCacheKey: Flight] = [:]
+  /// Bumped by `drop`: a fetch started under an older generation is not cached.
+  private var generations: [String: Int] = [:]
+  /// The last fetch of each account, which the next one of that account waits for.
+  private var lastFetch: [String: Task<Void, Never>] = [:]
+  private var nextID = 0
+  private let time: any TimeSource
+
+  /// - Parameter time: the clock expiries are compared with (Unix seconds).
+  public init(time: any TimeSource) { self.time = time }
+
+  /// An access token for `key`, from memory or from the one running (or a new) fetch.
+  /// - Parameters:
+  ///   - account: the account's current configuration.
+  ///   - needed: seconds the token must stay valid to be served from memory.
+  ///   - forceRefresh: skip memory (a running fetch is still shared).
+  ///   - fetch: obtains a token; its argument is `forceRefresh` of the caller that started it.
+  /// - Throws: what `fetch` throws, to every caller sharing it.
+  public func token(
+    for key: TokenCacheKey, account: AccountConfig, needed: Int64, forceRefresh: Bool,
+    fetch: @escaping @Sendable (_ forceRefresh: Bool) async throws -> IssuedToken
+  ) async throws -> IssuedToken {
+    if !forceRefresh, let entry = entries[key], entry.account == account, entry.token.expiresOn - time.now >= needed {
+      return entry.token
+    }
+    let flight = flights[key] ?? startFetch(key, account: account, forceRefresh: forceRefresh, fetch: fetch)
+    return try await flight.task.value
+  }
+
+  /// Forgets every cached token of `account` (of every account when nil); a fetch running now is
+  /// not cached when it ends.
+  public func drop(account: String?) {
+    let accounts = account.map { [$0] } ?? Array(Set(entries.keys.map(\.account)).union(flights.keys.map(\.account)))
+    for name in accounts { generations[name, default: 0] += 1 }
+    entries = entries.filter { key, _ in account != nil && key.account != account }
+  }
+
+  /// Forgets the cached tokens of `account` equal to `token` (git `erase` of a token we handed out).
+  /// - Returns: whether one was cached.
+  @discardableResult
+  public func drop(account: String, token: Secret) -> Bool {
+    let matching = entries.filter { $0.key.account == account && $0.value.token.accessToken == token }.keys
+    for key in matching { entries[key] = nil }
+    return !matching.isEmpty
+  }
+
+  /// How many tokens are cached (tests, status).
+  public var count: Int { entries.count }
+
+  private func startFetch(
+    _ key: TokenCacheKey, account: AccountConfig, forceRefresh: Bool,
+    fetch: @escaping @Sendable (Bool) async throws -> IssuedToken
+  ) -> Flight {
+    nextID += 1
+    let id = nextID
+    let generation = generations[key.account, default: 0]
+    let previous = lastFetch[key.account]
+    let task = Task<IssuedToken, any Error> {
+      await previous?.value
+      do {
+        let token = try await fetch(forceRefresh)
+        self.finish(key, id: id, generation: generation, token: token, account: account)
+        return token
+      } catch {
+        self.finish(key, id: id, generation: generation, token: nil, account: account)
+        throw error
+      }
+    }
+    lastFetch[key.account] = Task { _ = try? await task.value }
+    let flight = Flight(id: id, task: task)
+    flights[key] = flight
+    return flight
+  }
+
+  private func finish(_ key: TokenCacheKey, id: Int, generation: Int, token: IssuedToken?, account: AccountConfig) {
+    if flights[key]?.id == id { flights[key] = nil }
+    if let token, generations[key.account, default: 0] == generation {
+      entries[key] = Entry(token: token, account: account)
+      // Many distinct `--scope` sets over a long life: keep memory bounded by forgetting the
+      // expired ones once there are more than a handful.
+      if entries.count > 64 {
+        let now = time.now
+        entries = entries.filter { $0.value.token.expiresOn > now }
+      }
+    }
+  }
+}

@@ -1,0 +1,52 @@
+import BrokerAgent
+import BrokerWire
+import Glibc
+import Synchronization
+
+/// What `tokenbroker agent run` answers: `run` requests are run as tokenbroker-core would run
+/// them (`BrokerCommand.main`, config re-read each time) with the agent's shared token cache;
+/// `drop`, `status` and `stop` act on the agent itself.
+struct AgentRequestHandler: Sendable {
+  let cache: TokenCache
+  /// The agent's explicit config file (absolute), or "" for the default files.
+  let config: String
+  /// The agent's environment, in which every command runs.
+  let environment: [String: String]
+  let stop: @Sendable () -> Void
+
+  func handle(_ request: AgentRequest) async -> AgentReply {
+    switch request.operation {
+    case .status:
+      return AgentReply(exit: 0, pid: getpid(), programVersion: BrokerCommand.version)
+    case .stop:
+      stop()
+      return AgentReply(exit: 0)
+    case .drop:
+      await cache.drop(account: request.account)
+      return AgentReply(exit: 0)
+    case .run:
+      return await run(request)
+    }
+  }
+
+  /// Runs one hot-path command; `notServed` for anything else, or when the caller reads another
+  /// config than this agent (it was started with another `--config`/`TOKENBROKER_CONFIG`).
+  func run(_ request: AgentRequest) async -> AgentReply {
+    let argv = [request.name] + request.arguments
+    guard request.config == config, let route = AgentRoute.classify(argv), route.configFile == nil else {
+      return .notServed
+    }
+    let output = Mutex<[UInt8]>([])
+    let error = Mutex<[UInt8]>([])
+    var environment = self.environment
+    environment["TOKENBROKER_CONFIG"] = config.isEmpty ? nil : config
+    let input = request.input
+    var context = ProcessContext(
+      environment: environment, uid: getuid(), readInput: { limit in input.count > limit ? nil : input },
+      writeOutput: { text in output.withLock { $0.append(contentsOf: text.utf8) } },
+      writeError: { text in error.withLock { $0.append(contentsOf: text.utf8) } }, isInteractive: false)
+    context.tokenSource = SharedTokenSource(cache: cache)
+    let status = await BrokerCommand.main(arguments: argv, context: context)
+    return AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
+  }
+}

@@ -1,0 +1,115 @@
+import BrokerCore
+import BrokerWire
+import Glibc
+
+/// `tokenbroker agent run | start | stop | status` (interface.md §3, §8): `run` serves in the
+/// foreground (also under systemd socket activation), `start` spawns it detached and prints the
+/// socket line for `eval`, `stop` asks it to exit, `status` exits 0 when one runs and 1 when not.
+enum AgentCommand {
+  static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
+    let usage = Help.usage("agent")
+    guard let sub = args.first else { throw UsageError("missing subcommand (run, start, stop, status)", usage: usage) }
+    let a = try Arguments(Array(args.dropFirst()), valued: [], flags: ["json"], usage: usage)
+    _ = try a.expectPositionals([])
+    let endpoint = Self.endpoint(runtime)
+    switch sub {
+    case "run": return try await AgentRunCommand.run(runtime: runtime, endpoint: endpoint)
+    case "start": return await start(runtime: runtime, endpoint: endpoint, json: a.flag("json"))
+    case "stop": return await stop(runtime: runtime, endpoint: endpoint)
+    case "status": return await status(runtime: runtime, endpoint: endpoint, json: a.flag("json"))
+    default: throw UsageError("unknown subcommand 'agent \(sub)'", usage: usage)
+    }
+  }
+
+  static func endpoint(_ runtime: Runtime) -> AgentEndpoint {
+    var e = AgentEndpoint(environment: { runtime.context.environment[$0] }, uid: runtime.context.uid)
+    e.socketPath = absolute(e.socketPath)
+    e.directory = absolute(e.directory)
+    return e
+  }
+
+  static func status(runtime: Runtime, endpoint: AgentEndpoint, json: Bool) async -> ExitStatus {
+    let reply = await ask(.status, endpoint)
+    if json {
+      struct Doc: Encodable { var running: Bool; var pid: Int32?; var socket: String }
+      runtime.context.writeOutput(JSONText.encode(Doc(running: reply != nil, pid: reply?.pid, socket: endpoint.socketPath)) + "\n")
+    } else if let reply {
+      runtime.context.writeOutput("agent running (pid \(reply.pid.map(String.init) ?? "?")) at \(endpoint.socketPath)\n")
+    } else {
+      runtime.context.writeOutput("no agent running at \(endpoint.socketPath)\n")
+    }
+    return reply == nil ? .failure : .success
+  }
+
+  static func start(runtime: Runtime, endpoint: AgentEndpoint, json: Bool) async -> ExitStatus {
+    var reply = await ask(.status, endpoint)
+    if reply == nil {
+      if let problem = endpoint.prepareDirectory(uid: runtime.context.uid) {
+        runtime.context.say(problem)
+        return .failure
+      }
+      var argv = [selfPath()]
+      if let file = runtime.globals.configFile { argv += ["--config", absolute(file)] }
+      guard AgentLauncher.spawn(executable: argv[0], arguments: argv + ["agent", "run"]) != nil else {
+        runtime.context.say("cannot start the agent (\(String(cString: strerror(errno)))); reinstall tokenbroker")
+        return .failure
+      }
+      for _ in 0..<100 where reply == nil {
+        try? await Task.sleep(for: .milliseconds(50))
+        reply = await ask(.status, endpoint)
+      }
+    }
+    guard let reply else {
+      runtime.context.say("the agent did not start; run 'tokenbroker agent run --verbose' to see why")
+      return .failure
+    }
+    if json {
+      struct Doc: Encodable { var socket: String; var pid: Int32? }
+      runtime.context.writeOutput(JSONText.encode(Doc(socket: endpoint.socketPath, pid: reply.pid)) + "\n")
+    } else {
+      runtime.context.writeOutput(
+        "TOKENBROKER_AGENT_SOCKET=\(shellQuoted(endpoint.socketPath)); export TOKENBROKER_AGENT_SOCKET;\n")
+    }
+    return .success
+  }
+
+  static func stop(runtime: Runtime, endpoint: AgentEndpoint) async -> ExitStatus {
+    guard await ask(.stop, endpoint) != nil else {
+      runtime.context.say("no agent was running at \(endpoint.socketPath)")
+      return .success
+    }
+    // Wait (bounded) until it has answered its open requests and released its lock.
+    for _ in 0..<200 {
+      let fd = open(endpoint.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+      if fd < 0 { break }
+      let free = flock(fd, LOCK_SH | LOCK_NB) == 0
+      close(fd)
+      if free { break }
+      try? await Task.sleep(for: .milliseconds(50))
+    }
+    runtime.verbose("the agent at \(endpoint.socketPath) stopped")
+    return .success
+  }
+
+  static func ask(_ operation: AgentOperation, _ endpoint: AgentEndpoint) async -> AgentReply? {
+    await AgentCall.send(AgentRequest(operation: operation), to: endpoint.socketPath)
+  }
+
+  static func absolute(_ path: String) -> String {
+    guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
+    defer { free(cwd) }
+    return String(cString: cwd) + "/" + path
+  }
+
+  /// This executable (`/proc/self/exe`), to start the agent from.
+  static func selfPath() -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let n = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
+    return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "tokenbroker-core"
+  }
+
+  static func shellQuoted(_ s: String) -> String {
+    let plain = s.allSatisfy { $0.isLetter || $0.isNumber || "/._-+:@%".contains($0) }
+    return plain ? s : "'" + s.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+  }
+}

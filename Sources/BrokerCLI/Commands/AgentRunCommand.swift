@@ -1,0 +1,46 @@
+import BrokerAgent
+import BrokerCore
+import BrokerWire
+import Glibc
+
+/// `tokenbroker agent run`: the resident agent in the foreground (interface.md §8).
+///
+/// Order: no core dumps and no ptrace (`PR_SET_DUMPABLE=0`) first; the config is read (for
+/// `agent-idle-timeout`; every request re-reads it); the socket is taken (`AgentListener`: 0700
+/// directory, one agent per socket by `flock`, or systemd's); then it serves until `stop` or
+/// `agent-idle-timeout` seconds without a connection. Another agent already serving the socket is
+/// no error: this one exits 0 at once (200 clients starting agents at once end with one).
+enum AgentRunCommand {
+  static func run(runtime: Runtime, endpoint: AgentEndpoint) async throws -> ExitStatus {
+    ProcessHardening.apply()
+    let settings = try runtime.config().settings
+    let context = runtime.context
+    let config = (runtime.globals.configFile ?? context.environment["TOKENBROKER_CONFIG"]).flatMap {
+      $0.isEmpty ? nil : AgentCommand.absolute($0)
+    } ?? ""
+    let listener: AgentListener
+    do {
+      listener = try AgentListener.open(endpoint: endpoint, environment: context.environment)
+    } catch .alreadyRunning {
+      runtime.verbose("an agent already serves \(endpoint.socketPath); leaving it to that one")
+      return .success
+    } catch {
+      context.say(error.description)
+      return .failure
+    }
+    defer { listener.close() }
+    _ = chdir("/")
+    let verbose = runtime.globals.verbose
+    let server = try AgentServer(
+      listenFD: listener.fd, idleTimeout: settings.agentIdleTimeout,
+      log: { line in if verbose { context.say("agent: " + line) } })
+    var environment = context.environment
+    for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }
+    let handler = AgentRequestHandler(
+      cache: TokenCache(time: SystemTime()), config: config, environment: environment, stop: { server.stop() })
+    runtime.verbose("agent \(getpid()) serving \(endpoint.socketPath)")
+    try await server.run { await handler.handle($0) }
+    runtime.verbose("agent \(getpid()) exiting")
+    return .success
+  }
+}

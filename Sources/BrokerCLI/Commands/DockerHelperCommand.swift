@@ -1,0 +1,142 @@
+import BrokerCore
+import BrokerProviders
+
+/// The docker credential helper, run under the name `docker-credential-tokenbroker`
+/// (interface.md §5; reference/protocols.md §7.1, docker/docker-credential-helpers).
+///
+/// argv[1] is the action. Everything docker reads goes to **stdout**, errors included: docker runs
+/// the helper with its stdout captured and shows that text when the status is not 0; a reply of
+/// exactly `credentials not found in native keychain` with status 1 means "no credentials here" and
+/// docker goes on without any. Other failures keep tokenbroker's exit codes (interface.md §6: 3 sign
+/// in, 4 provider, 5 keyring, 64 config), which docker treats alike (any status but 0 is an error).
+enum DockerHelperCommand {
+  static let notFound = "credentials not found in native keychain"
+  static let usage = "usage: docker-credential-tokenbroker get | store | erase | list | version"
+  /// Largest request read from stdin (a server URL, or a `store` JSON document), bytes.
+  static let maxInput = 65536
+
+  /// Runs one action; never throws: every outcome is a reply on stdout and a status.
+  /// - Parameters:
+  ///   - args: argv after the program name.
+  /// - Returns: the exit status.
+  static func main(_ args: [String], context: ProcessContext) async -> Int32 {
+    guard args.count == 1, let action = args.first else {
+      context.writeOutput(usage + "\n")
+      return ExitStatus.failure.rawValue
+    }
+    let runtime = Runtime(context: context, globals: GlobalOptions())
+    do {
+      switch action {
+      case "get": return try await get(runtime: runtime)
+      case "list": return try await list(runtime: runtime)
+      case "store", "erase":
+        // Nothing to keep or forget: the tokens are ours. The input is read and ignored, so a
+        // writer never gets SIGPIPE.
+        _ = context.readInput(maxInput)
+        return 0
+      case "version", "--version", "-v":
+        context.writeOutput("docker-credential-tokenbroker (tokenbroker) \(BrokerCommand.version)\n")
+        return 0
+      case "--help", "-h":
+        context.writeOutput(usage + "\n")
+        return 0
+      default:
+        context.writeOutput("unknown credential action `\(TerminalText.clean(action))`\n" + usage + "\n")
+        return ExitStatus.failure.rawValue
+      }
+    } catch {
+      let mapped = ErrorMapping.map(error)
+      context.writeOutput("tokenbroker: " + mapped.message + "\n")
+      return mapped.status.rawValue
+    }
+  }
+
+  /// `get`: the server URL on stdin; `{"ServerURL":…,"Username":…,"Secret":…}` on stdout.
+  private static func get(runtime: Runtime) async throws -> Int32 {
+    let context = runtime.context
+    guard let bytes = context.readInput(maxInput), let text = String(validating: bytes, as: UTF8.self) else {
+      context.writeOutput("tokenbroker: the registry address on stdin is too long or not UTF-8; nothing was looked up\n")
+      return ExitStatus.failure.rawValue
+    }
+    let serverURL = text.trimmingWhitespace()
+    if serverURL.isEmpty {
+      context.writeOutput("no credentials server URL\n")
+      return ExitStatus.failure.rawValue
+    }
+    guard let host = RegistryAddress.host(of: serverURL) else {
+      context.writeOutput("tokenbroker: cannot read a registry host in the server URL; nothing was looked up\n")
+      return ExitStatus.failure.rawValue
+    }
+    guard let match = try HostResolver(config: runtime.config()).resolve(host: host) else {
+      runtime.verbose("no account serves '\(host)'")
+      context.writeOutput(notFound + "\n")
+      return ExitStatus.failure.rawValue
+    }
+    if RegistryAddress.isAzureContainerRegistry(host) {
+      context.writeOutput(
+        "tokenbroker: '\(host)' is an Azure Container Registry, which needs a token exchange that tokenbroker does not support yet; use 'az acr login' for it\n"
+      )
+      return ExitStatus.failure.rawValue
+    }
+    let token = try await runtime.accessToken(
+      account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
+    let username = match.username ?? token.identity ?? "tokenbroker"
+    context.writeOutput(
+      "{\"ServerURL\":\(JSONText.encode(serverURL)),\"Username\":\(JSONText.encode(username)),"
+        + "\"Secret\":\(JSONText.encode(token.accessToken.revealed))}\n")
+    return 0
+  }
+
+  /// `list`: `{"https://HOST":"USERNAME",…}` for every configured exact host (patterns cannot be
+  /// listed). A host without a configured username shows the signed-in identity, or `tokenbroker`.
+  private static func list(runtime: Runtime) async throws -> Int32 {
+    let hosts = try HostResolver(config: runtime.config()).configuredHosts
+    var identities: [String: String] = [:]
+    var entries: [String: String] = [:]
+    for (host, match) in hosts {
+      var username = match.username
+      if username == nil {
+        let name = match.account.name
+        if identities[name] == nil {
+          // Best effort: a locked keyring must not hide the hosts.
+          identities[name] = (try? await runtime.tokenService().status(account: name))?.identity ?? "tokenbroker"
+        }
+        username = identities[name]
+      }
+      entries["https://" + host] = username
+    }
+    runtime.context.writeOutput(JSONText.encode(entries) + "\n")
+    return 0
+  }
+}
+
+/// Registry addresses as docker passes them: `https://europe-west1-docker.pkg.dev`,
+/// `europe-west1-docker.pkg.dev`, `registry.example:5000/v2/`, `https://index.docker.io/v1/`.
+enum RegistryAddress {
+  /// The lower-cased `host[:port]` of `address` (scheme, user info, path, query dropped), or nil
+  /// when there is none or it holds characters a host cannot (control characters, spaces).
+  static func host(of address: String) -> String? {
+    var rest = Substring(address)
+    if let colon = rest.firstIndex(of: ":"), rest[colon...].hasPrefix("://") { rest = rest[rest.index(colon, offsetBy: 3)...] }
+    if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+    if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+    let host = rest.lowercased()
+    guard !host.isEmpty, host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else { return nil }
+    return host
+  }
+
+  /// `*.azurecr.io` (any port): ACR takes an AAD token only through its `/oauth2/exchange`.
+  static func isAzureContainerRegistry(_ host: String) -> Bool {
+    HostResolverName.stripPort(host).hasSuffix(".azurecr.io")
+  }
+}
+
+extension String {
+  /// The string without leading and trailing white space and line ends.
+  func trimmingWhitespace() -> String {
+    var s = Substring(self)
+    while let f = s.first, f.isWhitespace { s.removeFirst() }
+    while let l = s.last, l.isWhitespace { s.removeLast() }
+    return String(s)
+  }
+}

@@ -1,0 +1,105 @@
+import BrokerCore
+import Dispatch
+import Glibc
+
+/// Runs `git config --global …` for `setup-git`: `git` found on `PATH`, started with
+/// `posix_spawnp` and an argv (never a shell), stdin from /dev/null, stdout and stderr captured.
+/// The blocking read and `waitpid` run on a Dispatch queue, not on Swift's cooperative pool.
+struct GitConfig {
+  /// The child's environment: the caller's (git needs `HOME`, `GIT_CONFIG_GLOBAL`, `XDG_CONFIG_HOME`).
+  var environment: [String: String]
+
+  /// Every value of `key` in the global config, in file order (empty when unset).
+  /// - Throws: `HelperError` (exit 1) when git cannot run or reports an error other than "not set" (status 1).
+  func values(_ key: String) async throws -> [String] {
+    let r = try await spawn(["config", "--global", "--null", "--get-all", key])
+    if r.status == 1 { return [] }
+    guard r.status == 0 else { throw failure(["--get-all", key], r) }
+    var values = r.stdout.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    if values.last == "" { values.removeLast() }  // the terminator of the last value
+    return values
+  }
+
+  /// Runs `git config --global ARGS`.
+  /// - Throws: `HelperError` (exit 1) naming the command and git's message when it exits other than 0.
+  func run(_ args: [String]) async throws {
+    let r = try await spawn(["config", "--global"] + args)
+    guard r.status == 0 else { throw failure(args, r) }
+  }
+
+  /// The command line as a user would type it, for `--dry-run`.
+  static func display(_ args: [String]) -> String {
+    (["git", "config", "--global"] + args).map(quote).joined(separator: " ")
+  }
+
+  static func quote(_ s: String) -> String {
+    let plain = !s.isEmpty && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_./:@=+,".contains($0)) }
+    return plain ? s : "'" + s.replacingAll("'", with: "'\\''") + "'"
+  }
+
+  private func failure(_ args: [String], _ r: Outcome) -> HelperError {
+    let message = TerminalText.clean(String(decoding: r.stderr, as: UTF8.self).trimmingWhitespace())
+    return HelperError(
+      status: .failure, description: "\(GitConfig.display(args)) failed (status \(r.status)\(message.isEmpty ? "" : ": " + message)); fix the global git config and run setup-git again"
+    )
+  }
+
+  struct Outcome: Sendable {
+    var status: Int32
+    var stdout: [UInt8]
+    var stderr: [UInt8]
+  }
+
+  private func spawn(_ args: [String]) async throws -> Outcome {
+    let env = environment.map { "\($0.key)=\($0.value)" }
+    return try await withCheckedThrowingContinuation { continuation in
+      DispatchQueue.global().async {
+        continuation.resume(with: Result { try GitConfig.spawnBlocking(["git"] + args, env: env) })
+      }
+    }
+  }
+
+  private static func spawnBlocking(_ argv: [String], env: [String]) throws -> Outcome {
+    var out: [Int32] = [-1, -1]
+    var err: [Int32] = [-1, -1]
+    guard pipe(&out) == 0 else { throw HelperError(status: .failure, description: "cannot create a pipe; try again") }
+    guard pipe(&err) == 0 else {
+      close(out[0]); close(out[1])
+      throw HelperError(status: .failure, description: "cannot create a pipe; try again")
+    }
+    // The child gets the write ends as its fds 1 and 2 only (dup2 clears close-on-exec there).
+    for fd in out + err { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+    posix_spawn_file_actions_adddup2(&actions, err[1], 2)
+    let cArgs = argv.map { strdup($0) } + [nil]
+    let cEnv = env.map { strdup($0) } + [nil]
+    defer { for p in cArgs + cEnv { free(p) } }
+    var pid: pid_t = 0
+    let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, cEnv)
+    close(out[1])
+    close(err[1])
+    defer { close(out[0]); close(err[0]) }
+    guard rc == 0 else {
+      throw HelperError(status: .failure, description: "cannot run git (\(String(cString: strerror(rc)))); install git or put it on PATH")
+    }
+    let stdout = readAll(fd: out[0], limit: 1 << 20) ?? []
+    let stderr = readAll(fd: err[0], limit: 1 << 20) ?? []
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let exited = status & 0x7f == 0
+    return Outcome(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), stdout: stdout, stderr: stderr)
+  }
+}
+
+extension String {
+  /// Every occurrence of `target` replaced by `replacement`.
+  func replacingAll(_ target: Character, with replacement: String) -> String {
+    var s = ""
+    for c in self { if c == target { s += replacement } else { s.append(c) } }
+    return s
+  }
+}

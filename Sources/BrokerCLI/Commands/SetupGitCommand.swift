@@ -1,0 +1,69 @@
+import BrokerCore
+
+/// `tokenbroker setup-git [ACCOUNT] [--dry-run]`: makes git use tokenbroker for every host of the
+/// account(s) (interface.md §3; reference/protocols.md §1.6).
+///
+/// For each host it leaves `credential.https://HOST.helper` in the global git config (the file
+/// `git config --global` writes: `GIT_CONFIG_GLOBAL`, else `~/.gitconfig`) holding exactly two
+/// values: an empty one, which resets helpers inherited from other config files, then
+/// `tokenbroker`, which git runs as `git-credential-tokenbroker`. A host already set up that way is
+/// left alone, so a second run changes nothing; other values under that key are replaced (and
+/// named on stderr). `*.suffix` patterns cannot be git URL contexts (git matches host names
+/// exactly there) and are skipped with a note. Nothing secret is on git's argv.
+enum SetupGitCommand {
+  static let helperValues = ["", "tokenbroker"]
+
+  static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
+    let a = try Arguments(args, valued: [], flags: ["dry-run"], usage: Help.usage("setup-git"))
+    let positionals = try a.positionals.count <= 1 ? a.positionals : a.expectPositionals(["ACCOUNT"])
+    let config = try runtime.config()
+    let accounts = try positionals.first.map { [try config.requireAccount($0)] } ?? config.accounts
+    let context = runtime.context
+    let hosts = hostsToSetUp(config: config, accounts: accounts, note: { context.say($0) })
+    if hosts.isEmpty {
+      context.say("no host to set up: add 'hosts = HOST' to an account or a [host HOST] group to the config")
+      return .success
+    }
+    let git = GitConfig(environment: context.environment)
+    for host in hosts {
+      let key = "credential.https://\(host).helper"
+      let current = try await git.values(key)
+      if current == helperValues {
+        if a.flag("dry-run") { context.say("\(key) is already set up") }
+        runtime.verbose("\(key) is already set up")
+        continue
+      }
+      let commands = [["--replace-all", key, ""], ["--add", key, "tokenbroker"]]
+      if a.flag("dry-run") {
+        for c in commands { context.writeOutput(GitConfig.display(c) + "\n") }
+        continue
+      }
+      let others = current.filter { !helperValues.contains($0) }
+      if !others.isEmpty {
+        context.say("replacing the helpers of \(key): \(others.map { "'\($0)'" }.joined(separator: ", "))")
+      }
+      for c in commands { try await git.run(c) }
+      context.say("git now asks tokenbroker for https://\(host)")
+    }
+    return .success
+  }
+
+  /// The exact hosts of `accounts`, in config order without repeats: `[host HOST]` groups bound to
+  /// them, then their `hosts` entries. `*.suffix` patterns are reported through `note`.
+  static func hostsToSetUp(config: BrokerConfig, accounts: [AccountConfig], note: (String) -> Void) -> [String] {
+    let names = Set(accounts.map(\.name))
+    var out: [String] = []
+    func add(_ h: String) { if !out.contains(h) { out.append(h) } }
+    for h in config.hosts where names.contains(h.account) { add(h.host) }
+    for account in accounts {
+      for entry in account.hosts {
+        if entry.hasPrefix("*.") {
+          note("skipping '\(entry)' of account '\(account.name)': git matches credential URLs by exact host; add each host (hosts = HOST) to set it up")
+        } else {
+          add(entry)
+        }
+      }
+    }
+    return out
+  }
+}

@@ -1,0 +1,53 @@
+import BrokerAgent
+import BrokerCore
+import BrokerProviders
+
+/// Where `token get` and the git/docker helpers take access tokens from: the token service of this
+/// one process (`DirectTokenSource`), or, for a command the agent runs, the agent's shared cache
+/// with single-flight refresh (`SharedTokenSource`). Injected through `ProcessContext.tokenSource`.
+protocol AccessTokenSource: Sendable {
+  /// As `TokenService.accessToken(account:scopes:minValid:forceRefresh:)`.
+  func accessToken(
+    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, service: TokenService
+  ) async throws -> IssuedToken
+
+  /// As `TokenService.eraseHandedOut(account:token:)`, and forgets the token wherever it is cached.
+  func eraseHandedOut(account: String, token: Secret, service: TokenService) async throws -> Bool
+}
+
+/// Straight from the token service: every call reads the store (one process, one call).
+struct DirectTokenSource: AccessTokenSource {
+  func accessToken(
+    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, service: TokenService
+  ) async throws -> IssuedToken {
+    try await service.accessToken(account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh)
+  }
+
+  func eraseHandedOut(account: String, token: Secret, service: TokenService) async throws -> Bool {
+    try await service.eraseHandedOut(account: account, token: token)
+  }
+}
+
+/// The agent's `TokenCache` in front of the token service (interface.md §8).
+struct SharedTokenSource: AccessTokenSource {
+  let cache: TokenCache
+
+  func accessToken(
+    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, service: TokenService
+  ) async throws -> IssuedToken {
+    let account = try service.config.requireAccount(name)
+    let requested = scopes.flatMap { $0.isEmpty ? nil : $0 } ?? ScopeSet(account.scopes)
+    let needed = Int64(max(service.config.settings.refreshMargin, minValid ?? 0))
+    return try await cache.token(
+      for: TokenCacheKey(account: name, scopes: requested), account: account, needed: needed, forceRefresh: forceRefresh
+    ) { force in
+      try await service.accessToken(account: name, scopes: requested, minValid: minValid, forceRefresh: force)
+    }
+  }
+
+  func eraseHandedOut(account: String, token: Secret, service: TokenService) async throws -> Bool {
+    let cached = await cache.drop(account: account, token: token)
+    let stored = try await service.eraseHandedOut(account: account, token: token)
+    return cached || stored
+  }
+}

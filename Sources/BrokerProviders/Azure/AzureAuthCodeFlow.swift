@@ -1,0 +1,58 @@
+import BrokerCore
+
+/// The authorization code grant with PKCE against Entra ID as a public client (protocols.md §2.2,
+/// §2.3, §2.9; RFC 6749 §4.1, RFC 7636, RFC 8252): no client secret, redirect
+/// `http://localhost:PORT/`.
+struct AzureAuthCodeFlow: Sendable {
+  let provider: AzureProvider
+
+  /// The `/authorize` URL: `response_type=code`, `response_mode=query`, the sign-in scopes
+  /// (resources, then `openid profile offline_access`), `state`, `code_challenge` (S256) and
+  /// `login_hint` when given.
+  func authorization(_ request: BrowserSignInRequest) -> BrowserAuthorization {
+    let redirectURI = provider.loopbackHost.redirectURI(port: request.port)
+    let url = BrowserAuthorization.url(
+      provider.endpoints.authorization,
+      [
+        ("client_id", provider.clientID), ("response_type", "code"), ("redirect_uri", redirectURI),
+        ("response_mode", "query"), ("scope", AzureScopes.wire(request.scopes, signIn: true)),
+        ("state", request.state), ("code_challenge", request.pkce.challenge),
+        ("code_challenge_method", PKCE.method), ("login_hint", request.loginHint),
+      ])
+    return BrowserAuthorization(
+      url: url, redirectURI: redirectURI, state: request.state, clientID: provider.clientID, pkce: request.pkce)
+  }
+
+  /// Redeems `code` with the PKCE verifier at `/token` (transient failures are retried like every
+  /// token request; a retry after a lost reply may find the code used, which ends in exit 6).
+  /// - Throws: `ProviderError.loginFailed` for `invalid_grant` (AADSTS501481 verifier mismatch,
+  ///   54005 code already redeemed, 70008 expired), else as `AzureErrors.requestError`.
+  func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant {
+    let fields = [
+      ("client_id", authorization.clientID), ("scope", AzureScopes.wire(scopes, signIn: true)),
+      ("code", code.revealed), ("redirect_uri", authorization.redirectURI), ("grant_type", "authorization_code"),
+      ("code_verifier", authorization.pkce.verifier.revealed),
+    ]
+    let host = provider.tokenHost
+    let account = provider.account.name
+    let secrets = [code.revealed, authorization.pkce.verifier.revealed]
+    switch try await provider.client.post(url: provider.endpoints.token, fields: fields, secrets: secrets) {
+    case .success(let body):
+      return try TokenReply.grant(from: body, requested: scopes, now: provider.time.now, host: host)
+    case .error(let reply):
+      if let refused = AuthorizationErrors.refusedCode(reply, account: account, reason: Self.reason(reply.numericCodes)) {
+        throw refused
+      }
+      throw AzureErrors.requestError(reply, account: account, host: host)
+    }
+  }
+
+  /// What the AADSTS codes of a refused code redemption mean (protocols.md §2.3).
+  static func reason(_ codes: [Int]) -> String? {
+    if codes.contains(501481) { return "the PKCE code verifier did not match the challenge" }
+    if codes.contains(54005) { return "the authorization code was already redeemed" }
+    if codes.contains(70008) { return "the authorization code expired" }
+    if codes.contains(50011) || codes.contains(500112) { return "the redirect URI did not match" }
+    return nil
+  }
+}

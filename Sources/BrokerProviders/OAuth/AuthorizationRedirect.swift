@@ -1,0 +1,93 @@
+import BrokerCore
+
+/// What the redirect (or a pasted redirect URL) said, after checking `state` (RFC 6749 §4.1.2,
+/// §10.12; bug-cases.md B26).
+public enum RedirectVerdict: Sendable, Equatable {
+  /// `state` matched and the provider sent a code.
+  case code(Secret)
+  /// `state` matched and the provider sent an error (RFC 6749 §4.1.2.1).
+  case error(AuthorizationErrorInfo)
+  /// `state` is missing, different, or repeated: not the answer to this sign-in. Ignored.
+  case foreign
+  /// `state` matched but there is neither a code nor an error (or a parameter is repeated).
+  case incomplete
+}
+
+/// An error the authorization endpoint sent back, safe to show: `error` is a code word,
+/// `detail` the first line of `error_description` with token-like runs redacted.
+public struct AuthorizationErrorInfo: Sendable, Equatable {
+  public var error: String
+  public var detail: String?
+  public init(error: String, detail: String?) {
+    self.error = error
+    self.detail = detail
+  }
+}
+
+/// Reads the redirect's query and binds it to the sign-in by `state`.
+public enum AuthorizationRedirect {
+  /// Checks a redirect query (`code=…&state=…`, still percent-encoded).
+  public static func check(query: String, state expected: String) -> RedirectVerdict {
+    let parameters = parse(query)
+    guard let states = parameters["state"], states.count == 1, constantTimeEqual(states[0], expected) else {
+      return .foreign
+    }
+    if let errors = parameters["error"] {
+      guard errors.count == 1 else { return .incomplete }
+      let detail = parameters["error_description"]?.first.map { Redaction.firstLine($0, redacting: []) }
+      return .error(AuthorizationErrorInfo(error: Redaction.codeWord(errors[0]), detail: detail.flatMap { $0.isEmpty ? nil : $0 }))
+    }
+    guard let codes = parameters["code"], codes.count == 1, !codes[0].isEmpty else { return .incomplete }
+    return .code(Secret(codes[0]))
+  }
+
+  /// Checks what the user pasted: the whole redirect URL from the browser's address bar, or
+  /// just its query. The fragment is ignored.
+  public static func check(pasted text: String, state expected: String) -> RedirectVerdict {
+    var s = Substring(text)
+    if let hash = s.firstIndex(of: "#") { s = s[..<hash] }
+    if let question = s.firstIndex(of: "?") {
+      s = s[s.index(after: question)...]
+    } else if !s.contains("=") {
+      return .foreign
+    }
+    return check(query: String(s), state: expected)
+  }
+
+  /// Query parameters, each name with every value it has (`+` is a space, `%XX` a byte).
+  static func parse(_ query: String) -> [String: [String]] {
+    var out: [String: [String]] = [:]
+    for pair in query.split(separator: "&") where !pair.isEmpty {
+      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      out[decode(parts[0]), default: []].append(parts.count > 1 ? decode(parts[1]) : "")
+    }
+    return out
+  }
+
+  static func decode(_ s: Substring) -> String {
+    var bytes: [UInt8] = []
+    var rest = Array(s.utf8)[...]
+    while let b = rest.popFirst() {
+      if b == UInt8(ascii: "+") {
+        bytes.append(UInt8(ascii: " "))
+      } else if b == UInt8(ascii: "%"), rest.count >= 2,
+        let v = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+      {
+        bytes.append(v)
+        rest = rest.dropFirst(2)
+      } else {
+        bytes.append(b)
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Compares without an early exit, so timing does not tell how much of `state` was right.
+  static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let (x, y) = (Array(a.utf8), Array(b.utf8))
+    guard x.count == y.count else { return false }
+    var diff: UInt8 = 0
+    for i in 0..<x.count { diff |= x[i] ^ y[i] }
+    return diff == 0
+  }
+}

@@ -1,0 +1,123 @@
+import BrokerCore
+import Glibc
+
+/// One request the loopback listener received: the request line and the `Host` header, nothing
+/// else (RFC 9112 §3). The target may hold an authorization code: never log it.
+public struct LoopbackRequest: Sendable, Equatable {
+  /// `GET`, `HEAD`, … as sent.
+  public var method: String
+  /// The path, without the query (`/`, `/favicon.ico`).
+  public var path: String
+  /// The raw query after `?` (still percent-encoded), or "" when there is none.
+  public var query: String
+  /// The `Host` header, lower-cased, or nil when absent.
+  public var host: String?
+
+  public init(method: String, path: String, query: String, host: String?) {
+    self.method = method
+    self.path = path
+    self.query = query
+    self.host = host
+  }
+
+  /// Parses the head of an HTTP/1.x request (everything up to the blank line).
+  /// - Returns: nil when the request line is malformed.
+  static func parse(head: [UInt8]) -> LoopbackRequest? {
+    let text = String(decoding: head, as: UTF8.self)
+    let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
+    guard let first = lines.first else { return nil }
+    let parts = first.split(separator: " ", omittingEmptySubsequences: true)
+    guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), parts[1].hasPrefix("/") else { return nil }
+    var target = parts[1]
+    if let hash = target.firstIndex(of: "#") { target = target[..<hash] }
+    let path: Substring
+    let query: Substring
+    if let q = target.firstIndex(of: "?") {
+      path = target[..<q]
+      query = target[target.index(after: q)...]
+    } else {
+      path = target
+      query = ""
+    }
+    var host: String?
+    for line in lines.dropFirst() {
+      guard let colon = line.firstIndex(of: ":") else { continue }
+      if line[..<colon].lowercased() == "host" {
+        host = String(line[line.index(after: colon)...]).trimmingSpaces().lowercased()
+      }
+    }
+    return LoopbackRequest(method: String(parts[0]), path: String(path), query: String(query), host: host)
+  }
+}
+
+/// What the listener answers to one request, and whether that request ends the wait.
+public struct LoopbackReply<Result: Sendable>: Sendable {
+  /// HTTP status: 200, 400, 404, 405.
+  public var status: Int
+  /// A complete HTML page (see `LoopbackPage`).
+  public var page: String
+  /// Non-nil: the wait is over with this result; the listener closes after sending the page.
+  public var result: Result?
+
+  public init(status: Int, page: String, result: Result? = nil) {
+    self.status = status
+    self.page = page
+    self.result = result
+  }
+}
+
+enum LoopbackWire {
+  /// Requests whose head is longer than this are refused (431) and closed.
+  static let maxHead = 16 * 1024
+
+  static func reason(_ status: Int) -> String {
+    switch status {
+    case 200: return "OK"
+    case 400: return "Bad Request"
+    case 404: return "Not Found"
+    case 405: return "Method Not Allowed"
+    case 431: return "Request Header Fields Too Large"
+    default: return "Error"
+    }
+  }
+
+  /// The whole response: no caching, no referrer (the page's URL held the code), closed after.
+  static func response(status: Int, page: String, includeBody: Bool = true) -> [UInt8] {
+    let body = Array(page.utf8)
+    var head = "HTTP/1.1 \(status) \(reason(status))\r\n"
+    head += "Content-Type: text/html; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
+    head += "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\n"
+    head += "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\nConnection: close\r\n\r\n"
+    return Array(head.utf8) + (includeBody ? body : [])
+  }
+
+  /// Writes `bytes` to the non-blocking socket `fd`, waiting for room at most `seconds` in all;
+  /// gives up silently (the browser went away).
+  static func send(_ bytes: [UInt8], to fd: Int32, seconds: Double = 2) {
+    let end = monotonicSeconds() + seconds
+    var offset = 0
+    while offset < bytes.count {
+      let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+      if n > 0 {
+        offset += n
+        continue
+      }
+      if n < 0 && errno == EINTR { continue }
+      guard n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) else { return }
+      let left = end - monotonicSeconds()
+      guard left > 0 else { return }
+      var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+      _ = poll(&p, 1, Int32(left * 1000) + 1)
+    }
+  }
+
+  /// The index just past the `\r\n\r\n` that ends the head, or nil.
+  static func headEnd(_ buffer: [UInt8]) -> Int? {
+    guard buffer.count >= 4 else { return nil }
+    for i in 3..<buffer.count
+    where buffer[i] == 10 && buffer[i - 1] == 13 && buffer[i - 2] == 10 && buffer[i - 3] == 13 {
+      return i + 1
+    }
+    return nil
+  }
+}

@@ -1,0 +1,119 @@
+import Glibc
+
+/// The client side of the agent socket: connect, send one request, read the reply (Glibc only,
+/// blocking calls bounded by `poll`; for the front and for short notices from tokenbroker-core).
+public enum AgentClient {
+  /// The outcome of `connect(to:)`.
+  public enum Connection: Sendable, Equatable {
+    /// Connected: the descriptor (close-on-exec), owned by the caller.
+    case connected(Int32)
+    /// No agent listens there (`ENOENT`, `ECONNREFUSED`): one may be started.
+    case absent
+    /// Any other failure (errno); the agent cannot be used.
+    case failed(Int32)
+  }
+
+  /// The outcome of `exchange(fd:request:timeoutMilliseconds:)`.
+  public enum Exchange: Sendable, Equatable {
+    /// The reply's bytes (at most `AgentProtocol.maxMessageBytes + 1`).
+    case reply([UInt8])
+    /// The agent closed the connection without a byte of reply (it stopped or died).
+    case closed
+    /// No complete reply within the bound.
+    case timedOut
+    /// A send or receive error (errno).
+    case failed(Int32)
+  }
+
+  /// Connects to the Unix socket at `path`.
+  public static func connect(to path: String) -> Connection {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    let capacity = MemoryLayout.size(ofValue: address.sun_path)
+    guard !bytes.isEmpty, bytes.count < capacity else { return .failed(ENAMETOOLONG) }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: bytes)
+      raw[bytes.count] = 0
+    }
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return .failed(errno) }
+    let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
+    var rc: Int32
+    repeat {
+      rc = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
+      }
+    } while rc != 0 && errno == EINTR
+    if rc == 0 { return .connected(fd) }
+    let error = errno
+    close(fd)
+    return error == ENOENT || error == ECONNREFUSED ? .absent : .failed(error)
+  }
+
+  /// Writes `request`, shuts down the writing side, and reads the reply until the agent closes.
+  /// Does not close `fd`.
+  /// - Parameter timeoutMilliseconds: the bound for the whole exchange.
+  public static func exchange(fd: Int32, request: [UInt8], timeoutMilliseconds: Int) -> Exchange {
+    let deadline = MonotonicClock.milliseconds + timeoutMilliseconds
+    var offset = 0
+    while offset < request.count {
+      guard wait(fd, for: Int16(POLLOUT), until: deadline) else { return .timedOut }
+      let n = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+      if n < 0 {
+        if errno == EINTR || errno == EAGAIN { continue }
+        return errno == EPIPE || errno == ECONNRESET ? .closed : .failed(errno)
+      }
+      offset += n
+    }
+    shutdown(fd, Int32(SHUT_WR))
+    var reply: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16384)
+    while true {
+      guard wait(fd, for: Int16(POLLIN), until: deadline) else { return .timedOut }
+      let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if n < 0 {
+        if errno == EINTR || errno == EAGAIN { continue }
+        if errno == ECONNRESET && reply.isEmpty { return .closed }
+        return .failed(errno)
+      }
+      if n == 0 { return reply.isEmpty ? .closed : .reply(reply) }
+      reply.append(contentsOf: chunk[0..<n])
+      if reply.count > AgentProtocol.maxMessageBytes { return .reply(reply) }
+    }
+  }
+
+  /// Connects, sends `request` and decodes the reply; nil when no agent answers or the reply is
+  /// malformed. For notices (`drop`, `status`, `stop`) where a missing agent is no error.
+  public static func send(_ request: AgentRequest, to path: String, timeoutMilliseconds: Int) -> AgentReply? {
+    guard let bytes = try? request.encoded(), case .connected(let fd) = connect(to: path) else { return nil }
+    defer { close(fd) }
+    guard case .reply(let reply) = exchange(fd: fd, request: bytes, timeoutMilliseconds: timeoutMilliseconds) else {
+      return nil
+    }
+    return try? AgentReply.decode(reply)
+  }
+
+  /// Polls `fd` for `events` until `deadline` (monotonic ms); true when ready (or in error: the
+  /// next call reports it).
+  static func wait(_ fd: Int32, for events: Int16, until deadline: Int) -> Bool {
+    while true {
+      let left = deadline - MonotonicClock.milliseconds
+      if left <= 0 { return false }
+      var p = pollfd(fd: fd, events: events, revents: 0)
+      let rc = poll(&p, 1, Int32(min(left, Int(Int32.max))))
+      if rc > 0 { return true }
+      if rc < 0 && errno != EINTR { return true }
+    }
+  }
+}
+
+/// `CLOCK_MONOTONIC`, for deadlines that wall-clock changes cannot move.
+public enum MonotonicClock {
+  /// Milliseconds since an arbitrary start.
+  public static var milliseconds: Int {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
+  }
+}

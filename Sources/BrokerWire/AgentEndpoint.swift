@@ -1,0 +1,77 @@
+import Glibc
+
+/// Where the agent listens (interface.md §2) and the files beside its socket, computed from the
+/// environment only; the same rule as `BrokerPaths.agentSocket` in BrokerCore.
+///
+/// - socket: `TOKENBROKER_AGENT_SOCKET`, else `$XDG_RUNTIME_DIR/tokenbroker/agent.sock`, else
+///   `/tmp/tokenbroker-$UID/agent.sock`;
+/// - `<socket>.lock`: held (`flock`) by the one agent serving the socket; holds its pid;
+/// - `<socket>.spawn`: held by the one client that is starting an agent.
+public struct AgentEndpoint: Sendable, Equatable {
+  public var socketPath: String
+  /// The directory of the socket.
+  public var directory: String
+  /// The per-user runtime directory (`$XDG_RUNTIME_DIR/tokenbroker` or `/tmp/tokenbroker-$UID`).
+  public var runtimeDirectory: String
+
+  /// - Parameters:
+  ///   - environment: looks up one environment variable.
+  ///   - uid: the real user id.
+  public init(environment: (String) -> String?, uid: UInt32) {
+    if let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") {
+      runtimeDirectory = runtime + "/tokenbroker"
+    } else {
+      runtimeDirectory = "/tmp/tokenbroker-\(uid)"
+    }
+    if let explicit = environment("TOKENBROKER_AGENT_SOCKET"), !explicit.isEmpty {
+      socketPath = explicit
+    } else {
+      socketPath = runtimeDirectory + "/agent.sock"
+    }
+    if let slash = socketPath.lastIndex(of: "/") {
+      directory = slash == socketPath.startIndex ? "/" : String(socketPath[..<slash])
+    } else {
+      directory = "."
+    }
+  }
+
+  /// The running process's endpoint (`getenv`, `getuid`).
+  public static var current: AgentEndpoint {
+    AgentEndpoint(environment: { name in getenv(name).map { String(cString: $0) } }, uid: getuid())
+  }
+
+  public var lockPath: String { socketPath + ".lock" }
+  public var spawnLockPath: String { socketPath + ".spawn" }
+
+  /// True when the socket lives in the private runtime directory, which must be 0700.
+  public var isInRuntimeDirectory: Bool { directory == runtimeDirectory }
+
+  /// Creates the runtime directory (mode 0700 at creation, never chmod-ed afterwards) when the
+  /// socket lives there, then checks the socket's directory: a directory, owned by `uid`; the
+  /// runtime directory with no group/other permission at all, another directory (an explicit
+  /// `TOKENBROKER_AGENT_SOCKET`) not writable by group or others.
+  /// - Returns: nil when the directory is safe, else one message `what failed; what to do`.
+  public func prepareDirectory(uid: UInt32 = getuid()) -> String? {
+    if isInRuntimeDirectory, mkdir(directory, 0o700) != 0, errno != EEXIST {
+      return "cannot create the directory '\(directory)' (\(String(cString: strerror(errno)))); check its parent's permissions"
+    }
+    var st = stat()
+    guard lstat(directory, &st) == 0 else {
+      return "cannot inspect '\(directory)' (\(String(cString: strerror(errno)))); create it or unset TOKENBROKER_AGENT_SOCKET"
+    }
+    let mode = st.st_mode & 0o777
+    let problem: String?
+    if (st.st_mode & S_IFMT) != S_IFDIR {
+      problem = "not a directory"
+    } else if st.st_uid != uid {
+      problem = "owned by uid \(st.st_uid)"
+    } else if isInRuntimeDirectory ? mode & 0o077 != 0 : mode & 0o022 != 0 {
+      problem = "mode \(String(mode, radix: 8)) lets others in"
+    } else {
+      problem = nil
+    }
+    guard let problem else { return nil }
+    let fix = isInRuntimeDirectory ? "chmod 0700" : "chmod go-w"
+    return "refusing to use '\(directory)' for the agent socket (\(problem)); remove it or run: \(fix) '\(directory)'"
+  }
+}

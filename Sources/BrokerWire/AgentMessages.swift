@@ -1,0 +1,142 @@
+/// The agent protocol's whole vocabulary (interface.md §8): every key, operation and special value.
+///
+/// One request per connection: the client writes `key=value` lines (the git credential encoder,
+/// `CredentialCodec`), `v=1` first, shuts down its writing side, and reads the reply to the end.
+/// Lines of text (stdin, stdout, stderr) travel as one `key[]` value each, without their LF; a last
+/// line that had no LF is marked with the matching `*-noeol=1` key.
+public enum AgentProtocol {
+  /// The protocol version every message starts with (`v=1`).
+  public static let version = "1"
+  /// The largest request or reply, in bytes.
+  public static let maxMessageBytes = 65536
+  /// The `exit` value that means "not served here: run tokenbroker-core yourself".
+  public static let notServed: Int32 = -1
+
+  /// Message keys.
+  public enum Key {
+    /// Both directions: the protocol version, always first.
+    public static let version = "v"
+    /// Request: the operation (`AgentOperation`).
+    public static let operation = "op"
+    /// `run`: the program name it was called under (argv[0]'s last path component).
+    public static let name = "name"
+    /// `run`: one argument after argv[0], in order.
+    public static let argument = "arg[]"
+    /// `run`: the `--config`/`TOKENBROKER_CONFIG` file as an absolute path, or empty.
+    public static let config = "config"
+    /// `run`: one line of standard input.
+    public static let input = "in[]"
+    /// `run`: the last `in[]` line had no LF.
+    public static let inputNoEOL = "in-noeol"
+    /// `drop`: the account whose tokens to forget; absent: every account.
+    public static let account = "account"
+    /// Reply: the exit status, or `notServed`.
+    public static let exit = "exit"
+    /// Reply: one line of standard output.
+    public static let output = "out[]"
+    /// Reply: the last `out[]` line had no LF.
+    public static let outputNoEOL = "out-noeol"
+    /// Reply: one line of standard error.
+    public static let error = "err[]"
+    /// Reply: the last `err[]` line had no LF.
+    public static let errorNoEOL = "err-noeol"
+    /// `status` reply: the agent's process id.
+    public static let pid = "pid"
+    /// `status` reply: the agent's program version.
+    public static let programVersion = "version"
+  }
+}
+
+/// What a request asks the agent to do.
+public enum AgentOperation: String, Sendable, CaseIterable {
+  /// Run one hot-path command (git/docker helper action, `token get`) as `tokenbroker-core` would.
+  case run
+  /// Forget the cached access tokens of one account (or all): sent by login, logout, revoke.
+  case drop
+  /// Report that the agent runs (`pid`, `version`).
+  case status
+  /// Answer, then stop accepting and exit once the open requests are answered.
+  case stop
+}
+
+/// Why an agent message was refused. Never carries a value (values may be tokens).
+public enum AgentMessageError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The bytes are not a valid key=value message.
+  case malformed(CredentialCodecError)
+  /// `v` is missing or not `1`.
+  case unsupportedVersion
+  /// A required key is missing or has a value outside its set.
+  case badField(String)
+  /// Encoding: a value holds LF, CR or NUL, a line is too long, or the message passes the cap.
+  case unencodable
+
+  public var description: String {
+    switch self {
+    case .malformed(let e): return "malformed agent message: \(e)"
+    case .unsupportedVersion: return "unsupported agent protocol version (this program speaks v=\(AgentProtocol.version))"
+    case .badField(let key): return "agent message without a valid '\(key)'"
+    case .unencodable: return "the message cannot be encoded within \(AgentProtocol.maxMessageBytes) bytes without line breaks"
+    }
+  }
+}
+
+/// Text split into protocol lines and joined back, exactly.
+enum AgentLines {
+  /// The LF-separated lines of `bytes` (without their LF) and whether the last one had none.
+  static func split(_ bytes: [UInt8]) -> (lines: [String], noEOL: Bool)? {
+    guard !bytes.isEmpty else { return ([], false) }
+    var lines: [String] = []
+    for piece in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+      guard let line = String(validating: piece, as: UTF8.self) else { return nil }
+      lines.append(line)
+    }
+    let noEOL = bytes.last != 0x0A
+    if !noEOL { lines.removeLast() }
+    return (lines, noEOL)
+  }
+
+  static func join(_ lines: [String], noEOL: Bool) -> [UInt8] {
+    var out: [UInt8] = []
+    for (i, line) in lines.enumerated() {
+      out.append(contentsOf: line.utf8)
+      if i < lines.count - 1 || !noEOL { out.append(0x0A) }
+    }
+    return out
+  }
+}
+
+extension [CredentialField] {
+  /// Encodes the message and enforces the agent's cap.
+  func agentEncoded() throws(AgentMessageError) -> [UInt8] {
+    let bytes: [UInt8]
+    do { bytes = try CredentialCodec.encode(self) } catch { throw .unencodable }
+    guard bytes.count <= AgentProtocol.maxMessageBytes else { throw .unencodable }
+    return bytes
+  }
+
+  /// Appends one field per line of `bytes` under `key`, and `noEOLKey=1` when the last has no LF.
+  mutating func appendLines(_ bytes: [UInt8], key: String, noEOLKey: String) throws(AgentMessageError) {
+    guard let split = AgentLines.split(bytes) else { throw .unencodable }
+    for line in split.lines { append(CredentialField(key, line)) }
+    if split.noEOL { append(CredentialField(noEOLKey, "1")) }
+  }
+}
+
+/// A decoded agent message: its fields (empty `key[]` values kept), after the size and `v=1` checks.
+struct AgentFields {
+  let fields: [CredentialField]
+
+  init(_ bytes: [UInt8]) throws(AgentMessageError) {
+    guard bytes.count <= AgentProtocol.maxMessageBytes else { throw .malformed(.messageTooLarge) }
+    do { fields = try CredentialCodec.decodeFields(bytes) } catch { throw .malformed(error) }
+    guard fields.first?.key == AgentProtocol.Key.version, fields.first?.value == AgentProtocol.version else {
+      throw .unsupportedVersion
+    }
+  }
+
+  func value(_ key: String) -> String? { fields.first { $0.key == key }?.value }
+  func values(_ key: String) -> [String] { fields.filter { $0.key == key }.map(\.value) }
+  func lines(_ key: String, noEOLKey: String) -> [UInt8] {
+    AgentLines.join(values(key), noEOL: value(noEOLKey) == "1")
+  }
+}

@@ -1,0 +1,45 @@
+import BrokerWire
+import Glibc
+
+/// Connects to the agent, starting it first when none listens (interface.md §8).
+///
+/// Of many clients finding no agent at once, only the one holding `<socket>.spawn` (`flock`)
+/// starts one; the others poll. Whoever started it holds that lock until the agent accepts, so 200
+/// concurrent first calls start one agent, not 200 (the agent's own lock settles any race left).
+enum AgentStarter {
+  /// How long to wait for a started agent to accept, in ms.
+  static let startBound = 3000
+
+  /// A connected descriptor, or nil when the agent cannot be used (the caller runs the full
+  /// program).
+  /// - Parameter mayStart: false for a call with `--config FILE`: a one-off file must not become
+  ///   the config of the agent every later call meets (the agent reads its own environment's
+  ///   `TOKENBROKER_CONFIG` or the default files).
+  static func connect(_ endpoint: AgentEndpoint, core: String, mayStart: Bool) -> Int32? {
+    switch AgentClient.connect(to: endpoint.socketPath) {
+    case .connected(let fd): return fd
+    case .failed: return nil
+    case .absent: if !mayStart { return nil }
+    }
+    let lock = open(endpoint.spawnLockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    defer { if lock >= 0 { close(lock) } }
+    let deadline = MonotonicClock.milliseconds + startBound
+    var started = false
+    var pause = 2
+    while true {
+      if !started, lock < 0 || flock(lock, LOCK_EX | LOCK_NB) == 0 {
+        if case .connected(let fd) = AgentClient.connect(to: endpoint.socketPath) { return fd }
+        guard AgentLauncher.spawn(executable: core, arguments: [core, "agent", "run"]) != nil else { return nil }
+        started = true
+      }
+      var ts = timespec(tv_sec: 0, tv_nsec: pause * 1_000_000)
+      nanosleep(&ts, nil)
+      pause = min(pause * 2, 20)
+      switch AgentClient.connect(to: endpoint.socketPath) {
+      case .connected(let fd): return fd
+      case .failed: return nil
+      case .absent: if MonotonicClock.milliseconds > deadline { return nil }
+      }
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import Glibc
+
+/// Standard input as read by the front, and handing it on to tokenbroker-core when the agent
+/// cannot serve the call (exec keeps fd 0 but not what this process already read from it).
+struct StandardInput {
+  /// The most the front reads for the agent, in bytes: below the agent's 64 KiB message cap and
+  /// below a pipe's default capacity (64 KiB), so `replay()` never blocks on what was read.
+  static let limit = 60 * 1024
+
+  private(set) var bytes: [UInt8] = []
+  /// True once `read()` ran (fd 0 then no longer holds what is in `bytes`).
+  private(set) var started = false
+  /// True when `bytes` is all of standard input (end of input reached within `limit`).
+  private(set) var complete = true
+
+  /// Reads standard input to its end, or until more than `limit` bytes came.
+  mutating func read() {
+    started = true
+    complete = false
+    var chunk = [UInt8](repeating: 0, count: 16384)
+    while bytes.count <= Self.limit {
+      let n = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 {
+        complete = true
+        return
+      }
+      bytes.append(contentsOf: chunk[0..<n])
+    }
+  }
+
+  /// Makes fd 0 yield exactly what standard input held: the bytes read so far through a pipe,
+  /// followed (when the input went on past `limit`) by the rest of the original input, copied by
+  /// `cat` (spawned, not forked).
+  /// - Returns: nil on success, else what failed (fd 0 is then unchanged).
+  func replay() -> String? {
+    var fds: [Int32] = [-1, -1]
+    guard pipe(&fds) == 0 else { return "cannot create a pipe (\(String(cString: strerror(errno))))" }
+    let (readEnd, writeEnd) = (fds[0], fds[1])
+    _ = fcntl(writeEnd, F_SETFL, fcntl(writeEnd, F_GETFL) | O_NONBLOCK)
+    var offset = 0
+    while offset < bytes.count {
+      let n = bytes.withUnsafeBytes { write(writeEnd, $0.baseAddress! + offset, $0.count - offset) }
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 {
+        close(readEnd)
+        close(writeEnd)
+        return "cannot hand standard input on to tokenbroker-core (the pipe is full)"
+      }
+      offset += n
+    }
+    if !complete, let problem = copyRest(into: writeEnd, readEnd: readEnd) {
+      close(readEnd)
+      close(writeEnd)
+      return problem
+    }
+    close(writeEnd)
+    guard dup2(readEnd, 0) == 0 else { return "cannot hand standard input on (\(String(cString: strerror(errno))))" }
+    close(readEnd)
+    return nil
+  }
+
+  /// Spawns `cat` copying the unread rest of fd 0 to `pipe`'s write end. `cat` holds nothing
+  /// else (not the pipe's read end, not our stderr), so it ends at the end of input, or at the
+  /// first write once tokenbroker-core stopped reading (SIGPIPE).
+  private func copyRest(into pipe: Int32, readEnd: Int32) -> String? {
+    _ = fcntl(pipe, F_SETFL, fcntl(pipe, F_GETFL) & ~O_NONBLOCK)
+    let cat = access("/bin/cat", X_OK) == 0 ? "/bin/cat" : "/usr/bin/cat"
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, pipe, 1)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    for fd in [pipe, readEnd] where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
+    var argv: [UnsafeMutablePointer<CChar>?] = [strdup("cat"), nil]
+    defer { free(argv[0]) }
+    var pid = pid_t()
+    let rc = posix_spawn(&pid, cat, &actions, nil, &argv, environ)
+    return rc == 0 ? nil : "cannot start \(cat) to hand on standard input (\(String(cString: strerror(rc))))"
+  }
+}

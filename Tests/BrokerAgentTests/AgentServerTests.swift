@@ -1,0 +1,65 @@
+import BrokerAgent
+import BrokerWire
+import Glibc
+import Testing
+
+@Suite struct AgentServerTests {
+  @Test func answersRequestsUntilStopped() async throws {
+    let dir = TempDirectory()
+    defer { dir.remove() }
+    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
+    defer { listener.close() }
+    let (server, task) = try serve(listener) { request in
+      AgentReply(exit: 7, output: Array(request.arguments.joined(separator: " ").utf8) + [0x0A])
+    }
+    let request = try AgentRequest.run(name: "tokenbroker", arguments: ["token", "get", "work"], config: "", input: []).encoded()
+    let replies = await withTaskGroup(of: AgentClient.Exchange.self) { group in
+      for _ in 0..<50 { group.addTask { await exchange(listener.socketPath, request) } }
+      return await group.reduce(into: [AgentClient.Exchange]()) { $0.append($1) }
+    }
+    for result in replies {
+      guard case .reply(let bytes) = result else {
+        Issue.record("no reply: \(result)")
+        continue
+      }
+      let reply = try AgentReply.decode(bytes)
+      #expect(reply.exit == 7)
+      #expect(reply.output == Array("token get work\n".utf8))
+    }
+    server.stop()
+    try await task.value
+  }
+
+  @Test func refusesMalformedAndOversizedRequestsWithoutAnswer() async throws {
+    let dir = TempDirectory()
+    defer { dir.remove() }
+    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
+    defer { listener.close() }
+    let handled = Counter()
+    let (server, task) = try serve(listener) { _ in
+      handled.add()
+      return AgentReply(exit: 0)
+    }
+    #expect(await exchange(listener.socketPath, Array("v=2\nop=status\n".utf8)) == .closed)
+    #expect(await exchange(listener.socketPath, Array("garbage".utf8)) == .closed)
+    let big = Array("v=1\nop=status\n".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 70_000)
+    let result = await exchange(listener.socketPath, big)
+    #expect(result != .timedOut)
+    if case .reply = result { Issue.record("an oversized request was answered") }
+    #expect(handled.value == 0)
+    server.stop()
+    try await task.value
+  }
+
+  @Test func exitsWhenIdle() async throws {
+    let dir = TempDirectory()
+    defer { dir.remove() }
+    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
+    defer { listener.close() }
+    let started = MonotonicClock.milliseconds
+    let (_, task) = try serve(listener, idle: 1) { _ in AgentReply(exit: 0) }
+    try await task.value
+    let took = MonotonicClock.milliseconds - started
+    #expect(took >= 900 && took < 10_000)
+  }
+}

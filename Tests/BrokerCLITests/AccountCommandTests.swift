@@ -1,0 +1,114 @@
+@testable import BrokerCLI
+import BrokerCore
+import Foundation
+import Testing
+
+@Suite struct AccountCommandTests {
+  static let config = """
+    # my settings
+    [broker]
+    store = file
+
+    # the work account
+    [account work]
+    provider = azure
+    client-id = cid
+
+    [host dev.example.test]
+    account = work
+    """
+
+  func file(_ h: CLIHarness) throws -> String {
+    try String(contentsOfFile: h.directory + "/config/tokenbroker/config", encoding: .utf8)
+  }
+
+  @Test func addKeepsCommentsAndTheNewAccountParses() async throws {
+    let h = try CLIHarness(config: Self.config)
+    let rc = await h.run([
+      "account", "add", "personal", "--provider", "google", "--client-id", "g-1", "--client-secret=s",
+      "--scopes", "openid email", "--hosts", "europe-west1-docker.pkg.dev",
+    ])
+    #expect(rc == 0)
+    let text = try file(h)
+    #expect(text.contains("# my settings") && text.contains("# the work account"))
+    #expect(text.contains("[account personal]\nprovider=google\nclient-id=g-1\nclient-secret=s\nscopes=openid email\n"))
+    #expect(await h.run(["accounts", "--names"]) == 0)
+    #expect(h.stdout == "work\npersonal\n")
+  }
+
+  @Test(arguments: [
+    (["--provider", "azure", "--client-id", "c", "--colour", "red"], "--colour"),
+    (["--provider", "azure", "--client-id", "c", "--redirect-port", "0"], "redirect-port"),
+    (["--provider", "azure"], "client-id"),
+    (["--provider", "okta", "--client-id", "c"], "provider"),
+    (["--provider", "sharepoint", "--site", "https://x.sharepoint.com", "--via", "nobody"], "via"),
+  ])
+  func badKeyOrValueChangesNothing(args: [String], named: String) async throws {
+    let h = try CLIHarness(config: Self.config)
+    let before = try file(h)
+    #expect(await h.run(["account", "add", "new"] + args) == 64)
+    #expect(h.stderr.contains(named))
+    #expect(try file(h) == before)
+  }
+
+  @Test func existingAccountNeedsReplace() async throws {
+    let h = try CLIHarness(config: Self.config)
+    let before = try file(h)
+    #expect(await h.run(["account", "add", "work", "--provider", "azure", "--client-id", "new"]) == 64)
+    #expect(h.stderr.contains("--replace"))
+    #expect(try file(h) == before)
+    #expect(await h.run(["account", "add", "work", "--provider", "azure", "--client-id", "new", "--replace"]) == 0)
+    #expect(try file(h).contains("[account work]\nprovider=azure\nclient-id=new\n"))
+  }
+
+  @Test func addCreatesAMissingFilePrivately() async throws {
+    let h = try CLIHarness()
+    #expect(await h.run(["account", "add", "a", "--provider", "azure", "--client-id", "c"]) == 0)
+    let attributes = try FileManager.default.attributesOfItem(atPath: h.directory + "/config/tokenbroker/config")
+    #expect((attributes[.posixPermissions] as? Int) == 0o600)
+  }
+
+  @Test func removeDeletesTheGroupAndKeepsOtherComments() async throws {
+    let h = try CLIHarness(config: Self.config + "\n\n[account other]\nprovider = azure\nclient-id = o\n")
+    #expect(await h.run(["account", "remove", "other"]) == 0)
+    let text = try file(h)
+    #expect(!text.contains("[account other]"))
+    #expect(text.contains("# my settings") && text.contains("[account work]"))
+  }
+
+  @Test func removeOfAMissingAccountIsAnError() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["account", "remove", "nobody"]) == 64)
+    #expect(h.stderr.contains("no account 'nobody'"))
+  }
+
+  @Test func removeOfAnAccountAHostUsesIsRefused() async throws {
+    let h = try CLIHarness(config: Self.config)
+    let before = try file(h)
+    #expect(await h.run(["account", "remove", "work"]) == 64)
+    #expect(h.stderr.contains("[host dev.example.test]"))
+    #expect(try file(h) == before)
+  }
+
+  @Test(arguments: [
+    ["account"], ["account", "rename"], ["account", "add"], ["account", "add", "x"], ["account", "add", "a b", "--provider", "azure"],
+    ["account", "add", "x", "--provider", "azure", "--provider", "google"], ["account", "add", "x", "--provider"],
+    ["account", "add", "x", "--provider", "azure", "--client-id", "a\nb"], ["account", "remove"],
+  ])
+  func usageErrors(args: [String]) async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(args) == 64)
+    #expect(h.stderr.hasPrefix("error: "))
+  }
+
+  @Test func unknownKeyWarningMatchesTheParser() throws {
+    var raw = RawConfig()
+    raw.groups = [
+      RawConfig.Group(
+        name: "account a", file: "/f",
+        entries: [.init(key: "provider", value: "azure", file: "/f"), .init(key: "client-id", value: "c", file: "/f"), .init(key: "zz", value: "1", file: "/f")])
+    ]
+    let config = try ConfigParser.parse(raw)
+    #expect(config.warnings == [AccountCommand.unknownKeyWarning(file: "/f", group: "account a", key: "zz")])
+  }
+}

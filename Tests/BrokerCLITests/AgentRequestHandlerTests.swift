@@ -1,0 +1,72 @@
+import BrokerAgent
+@testable import BrokerCLI
+import BrokerTestSupport
+import BrokerWire
+import Glibc
+import Synchronization
+import Testing
+
+/// The agent's answers, in-process: what it runs, what it refuses to run (`notServed`), its own
+/// operations.
+@Suite struct AgentRequestHandlerTests {
+  let h: CLIHarness
+  let handler: AgentRequestHandler
+  let stopped = Counter()
+
+  init() throws {
+    h = try CLIHarness(config: fileStoreConfig)
+    let environment = [
+      "HOME": h.directory, "XDG_CONFIG_HOME": h.directory + "/config", "XDG_DATA_HOME": h.directory + "/data",
+      "XDG_RUNTIME_DIR": h.directory,
+    ]
+    let stopped = self.stopped
+    handler = AgentRequestHandler(
+      cache: TokenCache(time: FakeTime()), config: "", environment: environment, stop: { stopped.add() })
+  }
+
+  private func run(_ name: String, _ args: [String], input: String = "", config: String = "") async -> AgentReply {
+    await handler.handle(.run(name: name, arguments: args, config: config, input: Array(input.utf8)))
+  }
+
+  @Test func runsHotPathCommandsAsTheFullProgramWould() async {
+    let capability = await run("tokenbroker", ["capability"])
+    #expect(capability.exit == 0)
+    #expect(capability.output == Array("version 0\ncapability authtype\n".utf8))
+    let unmatched = await run("git-credential-tokenbroker", ["get"], input: "protocol=https\nhost=github.com\n\n")
+    #expect(unmatched == AgentReply(exit: 0))
+    let malformed = await run("tokenbroker", ["get"], input: "protocol=https\n\n")
+    #expect(malformed.exit == 1)
+    #expect(malformed.output.isEmpty)
+    #expect(String(decoding: malformed.error, as: UTF8.self).hasPrefix("tokenbroker: "))
+    let usage = await run("tokenbroker", ["token", "get", "work", "--format", "yaml"])
+    #expect(usage.exit == 64)
+  }
+
+  @Test func refusesWhatItMustNotRun() async {
+    for (name, args) in [
+      ("tokenbroker", ["login", "work"]), ("tokenbroker", ["logout", "work"]), ("tokenbroker", ["agent", "stop"]),
+      ("tokenbroker", ["--config", "/etc/other", "get"]), ("tokenbroker", ["token", "get", "work", "--help"]),
+      ("git-credential-tokenbroker", ["frobnicate"]),
+    ] {
+      #expect(await run(name, args) == .notServed, "\(name) \(args)")
+    }
+    #expect(await run("tokenbroker", ["capability"], config: "/etc/other-config") == .notServed)
+  }
+
+  @Test func ownOperations() async {
+    let status = await handler.handle(AgentRequest(operation: .status))
+    #expect(status.exit == 0)
+    #expect(status.pid == getpid())
+    #expect(status.programVersion == BrokerCommand.version)
+    #expect(await handler.handle(AgentRequest(operation: .drop, account: "work")) == AgentReply(exit: 0))
+    #expect(stopped.value == 0)
+    #expect(await handler.handle(AgentRequest(operation: .stop)) == AgentReply(exit: 0))
+    #expect(stopped.value == 1)
+  }
+}
+
+final class Counter: Sendable {
+  private let state = Mutex(0)
+  func add() { state.withLock { $0 += 1 } }
+  var value: Int { state.withLock { $0 } }
+}

@@ -1,0 +1,86 @@
+@testable import BrokerCLI
+import BrokerCore
+import Testing
+
+@Suite struct DockerHelperCommandTests {
+  static let config = fileStoreConfig + """
+     europe-west1-docker.pkg.dev registry.example.test:5000 myreg.azurecr.io *.pkg.example.test
+
+    [host dev.example.test]
+    account = work
+    username = dev-user
+    """
+
+  @Test(arguments: [
+    ("https://europe-west1-docker.pkg.dev", "europe-west1-docker.pkg.dev"),
+    ("europe-west1-docker.pkg.dev", "europe-west1-docker.pkg.dev"),
+    ("https://Registry.Example.TEST:5000/v2/", "registry.example.test:5000"),
+    ("registry.example.test:5000/path?q#f", "registry.example.test:5000"),
+    ("https://user@index.docker.io/v1/", "index.docker.io"),
+    ("http://[::1]:5000", "[::1]:5000"),
+  ])
+  func registryHosts(address: String, host: String) { #expect(RegistryAddress.host(of: address) == host) }
+
+  @Test(arguments: ["", "https://", "https:///v2", "bad host", "a\u{7}b"])
+  func unreadableAddresses(address: String) { #expect(RegistryAddress.host(of: address) == nil) }
+
+  @Test func azureContainerRegistry() {
+    #expect(RegistryAddress.isAzureContainerRegistry("myreg.azurecr.io"))
+    #expect(RegistryAddress.isAzureContainerRegistry("myreg.azurecr.io:443"))
+    #expect(!RegistryAddress.isAzureContainerRegistry("azurecr.io.example.test"))
+  }
+
+  @Test func unmatchedRegistryIsTheNotFoundReplyWithStatus1() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["get"], input: "https://other.example.test\n", argv0: "/x/docker-credential-tokenbroker") == 1)
+    #expect(h.stdout == "credentials not found in native keychain\n")
+    #expect(h.stderr.isEmpty)
+  }
+
+  @Test func notSignedInReportsOnStdoutWithStatus3() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["get"], input: "europe-west1-docker.pkg.dev", argv0: "docker-credential-tokenbroker") == 3)
+    #expect(h.stdout.contains("tokenbroker login work"))
+    #expect(h.stderr.isEmpty)
+  }
+
+  @Test func azureContainerRegistrySaysUnsupported() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["get"], input: "https://myreg.azurecr.io/", argv0: "docker-credential-tokenbroker") == 1)
+    #expect(h.stdout.contains("not support"))
+  }
+
+  @Test func emptyServerURL() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["get"], input: " \n", argv0: "docker-credential-tokenbroker") == 1)
+    #expect(h.stdout == "no credentials server URL\n")
+  }
+
+  @Test func listShowsExactHostsWithUsernames() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["list"], argv0: "docker-credential-tokenbroker") == 0)
+    #expect(
+      h.stdout
+        == #"{"https://dev.example.test":"dev-user","https://europe-west1-docker.pkg.dev":"tokenbroker","https://git.example.test":"tokenbroker","https://myreg.azurecr.io":"tokenbroker","https://registry.example.test:5000":"tokenbroker"}"#
+        + "\n")
+  }
+
+  @Test(arguments: ["store", "erase"])
+  func storeAndEraseIgnoreTheirInput(action: String) async throws {
+    let h = try CLIHarness(config: Self.config)
+    let input = #"{"ServerURL":"https://x","Username":"u","Secret":"s"}"#
+    #expect(await h.run([action], input: input, argv0: "docker-credential-tokenbroker") == 0)
+    #expect(h.stdout.isEmpty && h.stderr.isEmpty)
+  }
+
+  @Test(arguments: [[], ["frob"], ["get", "extra"]])
+  func usageOnStdoutWithStatus1(args: [String]) async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(args, argv0: "docker-credential-tokenbroker") == 1)
+    #expect(h.stdout.contains("usage: docker-credential-tokenbroker"))
+  }
+
+  @Test func jsonStringsAreEscaped() {
+    #expect(JSONText.encode("a\"b\\c\n/") == #""a\"b\\c\n/""#)
+  }
+}

@@ -1,0 +1,62 @@
+@testable import BrokerCLI
+import BrokerCore
+import Foundation
+import Testing
+
+@Suite struct SetupGitCommandTests {
+  static let config = fileStoreConfig + """
+     *.pattern.example.test other.example.test:8443
+
+    [account second]
+    provider = azure
+    client-id = cid2
+    hosts = second.example.test
+
+    [host dev.example.test]
+    account = work
+    """
+
+  @Test func hostsOfOneAccountAndPatternsSkipped() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["setup-git", "work", "--dry-run"]) == 0)
+    #expect(
+      h.stdout.split(separator: "\n").map(String.init) == [
+        "git config --global --replace-all credential.https://dev.example.test.helper ''",
+        "git config --global --add credential.https://dev.example.test.helper tokenbroker",
+        "git config --global --replace-all credential.https://git.example.test.helper ''",
+        "git config --global --add credential.https://git.example.test.helper tokenbroker",
+        "git config --global --replace-all credential.https://other.example.test:8443.helper ''",
+        "git config --global --add credential.https://other.example.test:8443.helper tokenbroker",
+      ])
+    #expect(h.stderr.contains("skipping '*.pattern.example.test'"))
+    #expect(!FileManager.default.fileExists(atPath: h.directory + "/.gitconfig"))
+  }
+
+  @Test func writesTheGlobalConfigOnceAndThenNothing() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["setup-git", "second"]) == 0)
+    let file = h.directory + "/.gitconfig"
+    let first = try String(contentsOfFile: file, encoding: .utf8)
+    #expect(first.contains("[credential \"https://second.example.test\"]"))
+    #expect(await h.run(["setup-git", "second"]) == 0)
+    #expect(try String(contentsOfFile: file, encoding: .utf8) == first)
+  }
+
+  @Test func unknownAccountIsAConfigError() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["setup-git", "nobody"]) == 64)
+    #expect(h.stderr.contains("no account 'nobody'"))
+  }
+
+  @Test func tooManyArgumentsIsAUsageError() async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run(["setup-git", "a", "b"]) == 64)
+    #expect(h.stderr.hasPrefix("error: "))
+  }
+
+  @Test func quoting() {
+    #expect(GitConfig.quote("") == "''")
+    #expect(GitConfig.quote("tokenbroker") == "tokenbroker")
+    #expect(GitConfig.quote("it's") == #"'it'\''s'"#)
+  }
+}

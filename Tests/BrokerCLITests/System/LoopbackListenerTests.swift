@@ -1,0 +1,108 @@
+import BrokerSystem
+import Glibc
+import Testing
+
+/// The loopback redirect listener against real sockets (RFC 8252 §7.3; bug-cases.md B26). Serialized:
+/// a port freed by one test may be handed to the next listener at once.
+@Suite(.serialized) struct LoopbackListenerTests {
+  /// Ends the wait on `GET /done?…`, answers 400 to `/` and 404 to anything else.
+  static let handler: @Sendable (LoopbackRequest) -> LoopbackReply<String> = { request in
+    switch request.path {
+    case "/done": return LoopbackReply(status: 200, page: "ok", result: request.query)
+    case "/": return LoopbackReply(status: 400, page: "no")
+    default: return LoopbackReply(status: 404, page: LoopbackPage.notFound)
+    }
+  }
+
+  @Test func answersUntilOneRequestFinishesThenCloses() async throws {
+    let listener = try LoopbackListener(port: nil, ipv6: false)
+    #expect(listener.port > 0)
+    let port = listener.port
+    let serving = Task { try await listener.serve(timeout: 20, handler: Self.handler) }
+    #expect(await LoopbackTestClient.asyncGet(port: port, "/favicon.ico")?.status == 404)
+    #expect(await LoopbackTestClient.asyncGet(port: port, "/?code=x&state=wrong")?.status == 400)
+    let head = await LoopbackTestClient.asyncGet(port: port, "/", method: "HEAD")
+    #expect(head?.status == 400)
+    #expect(head?.text.hasSuffix("\r\n\r\n") == true)  // no body for HEAD
+    let done = await LoopbackTestClient.asyncGet(port: port, "/done?code=AC&state=S#frag")
+    #expect(done?.status == 200)
+    #expect(done?.text.contains("Cache-Control: no-store") == true)
+    #expect(done?.text.contains("Referrer-Policy: no-referrer") == true)
+    guard case .finished(let query) = try await serving.value else { Issue.record("not finished"); return }
+    #expect(query == "code=AC&state=S")
+    // Closed: refused, or (while a test in parallel spawns a child that briefly holds copies of
+    // our descriptors) accepted and closed unanswered. Never answered.
+    let again = await LoopbackTestClient.asyncGet(port: port, "/done?again")
+    #expect(again == nil || again?.status == 0, "\(String(describing: again))")
+  }
+
+  @Test func servesIPv6LoopbackOnTheSamePortWhenAsked() async throws {
+    let listener = try LoopbackListener(port: nil, ipv6: true)
+    guard listener.servesIPv6 else { return }  // no IPv6 here: IPv4 only is the documented fallback
+    let serving = Task { try await listener.serve(timeout: 20, handler: Self.handler) }
+    #expect(await LoopbackTestClient.asyncGet(port: listener.port, "/x", host: "[::1]:\(listener.port)", ipv6: true)?.status == 404)
+    #expect(await LoopbackTestClient.asyncGet(port: listener.port, "/done?v6", host: "localhost:\(listener.port)", ipv6: true)?.status == 200)
+    guard case .finished("v6") = try await serving.value else { Issue.record("not finished"); return }
+  }
+
+  @Test func anIdlePreconnectionDoesNotDelayTheRealRequest() async throws {
+    let listener = try LoopbackListener(port: nil, ipv6: false)
+    let serving = Task { try await listener.serve(timeout: 20, handler: Self.handler) }
+    let idle = try #require(LoopbackTestClient.connect(port: listener.port))
+    defer { close(idle) }
+    #expect(await LoopbackTestClient.asyncGet(port: listener.port, "/done?fast")?.status == 200)
+    guard case .finished("fast") = try await serving.value else { Issue.record("not finished"); return }
+  }
+
+  @Test func foreignHostHeadersAndMalformedRequestsNeverReachTheHandler() async throws {
+    let listener = try LoopbackListener(port: nil, ipv6: false)
+    let port = listener.port
+    let serving = Task { try await listener.serve(timeout: 20, handler: Self.handler) }
+    #expect(await LoopbackTestClient.asyncGet(port: port, "/done?rebound", host: "evil.example:\(port)")?.status == 400)
+    #expect(await LoopbackTestClient.asyncExchange(port: port, raw: "garbage\r\n\r\n")?.status == 400)
+    let huge = "GET /done?" + String(repeating: "a", count: 20_000) + " HTTP/1.1\r\n\r\n"
+    #expect(await LoopbackTestClient.asyncExchange(port: port, raw: huge)?.status == 431)
+    #expect(await LoopbackTestClient.asyncGet(port: port, "/done?real", host: "localhost:\(port)")?.status == 200)
+    guard case .finished("real") = try await serving.value else { Issue.record("not finished"); return }
+  }
+
+  @Test func timesOutAndCloses() async throws {
+    let listener = try LoopbackListener(port: nil, ipv6: false)
+    let outcome = try await listener.serve(timeout: 0.3, handler: Self.handler)
+    guard case .timedOut = outcome else { Issue.record("not timed out"); return }
+    let late = await LoopbackTestClient.asyncGet(port: listener.port, "/done")
+    #expect(late == nil || late?.status == 0)
+  }
+
+  @Test func cancellationEndsTheWaitAtOnce() async throws {
+    let listener = try LoopbackListener(port: nil, ipv6: false)
+    let serving = Task { try await listener.serve(timeout: 60, handler: Self.handler) }
+    try await Task.sleep(for: .milliseconds(100))
+    serving.cancel()
+    await #expect(throws: CancellationError.self) { try await serving.value }
+  }
+
+  @Test func aFixedPortInUseSaysWhatToDo() throws {
+    let first = try LoopbackListener(port: nil, ipv6: false)
+    let error = #expect(throws: SystemError.self) { try LoopbackListener(port: first.port, ipv6: false) }
+    #expect("\(error!)".contains("redirect-port"))
+    withExtendedLifetime(first) {}
+  }
+
+  @Test func aFixedFreePortIsUsed() throws {
+    let probe = try LoopbackListener(port: nil, ipv6: false)
+    let port = probe.port
+    probe.stop()
+    _ = consume probe
+    let listener = try LoopbackListener(port: port, ipv6: false)
+    #expect(listener.port == port)
+  }
+
+  @Test func pagesEscapeWhatTheyShow() {
+    let page = LoopbackPage.failure(account: "<w>", error: "x\"&", detail: "a\u{1b}[31m'")
+    #expect(page.contains("&lt;w&gt;"))
+    #expect(page.contains("x&quot;&amp;"))
+    #expect(page.contains("a[31m&#39;"))
+    #expect(!page.contains("\u{1b}"))
+  }
+}

@@ -1,0 +1,23 @@
+import BrokerCore
+import Testing
+
+/// The refresh-token document (interface.md §7) with the client that obtained the token.
+@Suite struct RefreshTokenRecordTests {
+  @Test func clientIDRoundTrips() throws {
+    let r = RefreshTokenRecord(
+      refreshToken: Secret("1//RT"), identity: "u@example.test", tenant: nil, obtainedAt: 1_700_000_000,
+      clientID: "5678-tv.apps.googleusercontent.com")
+    let text = r.encoded().revealed
+    #expect(text.contains(#""client_id":"5678-tv.apps.googleusercontent.com""#))
+    #expect(try RefreshTokenRecord.decode(r.encoded(), item: "x") == r)
+  }
+
+  @Test func documentsWithoutClientIDStayReadable() throws {
+    let old = Secret(#"{"v":1,"refresh_token":"RT1","identity":"u","tenant":"t","oid":"o","obtained_at":5}"#)
+    let r = try RefreshTokenRecord.decode(old, item: "x")
+    #expect(r.clientID == nil)
+    #expect(r.refreshToken == Secret("RT1"))
+    #expect(!RefreshTokenRecord(refreshToken: Secret("RT"), identity: nil, tenant: nil, obtainedAt: 1).encoded().revealed
+      .contains("client_id"))
+  }
+}

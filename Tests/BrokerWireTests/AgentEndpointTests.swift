@@ -1,0 +1,50 @@
+import BrokerWire
+import Glibc
+import Testing
+
+@Suite struct AgentEndpointTests {
+  private func endpoint(_ env: [String: String], uid: UInt32 = 1000) -> AgentEndpoint {
+    AgentEndpoint(environment: { env[$0] }, uid: uid)
+  }
+
+  @Test func socketPathFollowsInterfaceSection2() {
+    let xdg = endpoint(["XDG_RUNTIME_DIR": "/run/user/1000"])
+    #expect(xdg.socketPath == "/run/user/1000/tokenbroker/agent.sock")
+    #expect(xdg.isInRuntimeDirectory)
+    #expect(xdg.lockPath == "/run/user/1000/tokenbroker/agent.sock.lock")
+    let fallback = endpoint([:], uid: 1234)
+    #expect(fallback.socketPath == "/tmp/tokenbroker-1234/agent.sock")
+    #expect(endpoint(["XDG_RUNTIME_DIR": "relative"], uid: 7).runtimeDirectory == "/tmp/tokenbroker-7")
+    let explicit = endpoint(["TOKENBROKER_AGENT_SOCKET": "/srv/s/a.sock", "XDG_RUNTIME_DIR": "/run/user/1"])
+    #expect(explicit.socketPath == "/srv/s/a.sock")
+    #expect(explicit.directory == "/srv/s")
+    #expect(!explicit.isInRuntimeDirectory)
+  }
+
+  private func tempDir() -> String { String(cString: mkdtemp(strdup("/tmp/tb-ep-XXXXXX"))) }
+
+  @Test func runtimeDirectoryIsCreated0700AndMustStaySo() {
+    let base = tempDir()
+    defer { _ = system("rm -rf '\(base)'") }
+    let e = endpoint(["XDG_RUNTIME_DIR": base], uid: getuid())
+    #expect(e.prepareDirectory() == nil)
+    var st = stat()
+    #expect(stat(e.directory, &st) == 0 && st.st_mode & 0o777 == 0o700)
+    chmod(e.directory, 0o750)
+    #expect(e.prepareDirectory()?.contains("mode 750 lets others in") == true)
+    #expect(e.prepareDirectory()?.contains("chmod 0700") == true)
+    chmod(e.directory, 0o700)
+    #expect(e.prepareDirectory(uid: getuid() + 1)?.contains("owned by uid") == true)
+  }
+
+  @Test func explicitDirectoryMayBeReadableButNotWritableByOthers() {
+    let base = tempDir()
+    defer { _ = system("rm -rf '\(base)'") }
+    chmod(base, 0o755)
+    let e = endpoint(["TOKENBROKER_AGENT_SOCKET": base + "/a.sock"], uid: getuid())
+    #expect(e.prepareDirectory() == nil)
+    chmod(base, 0o777)
+    #expect(e.prepareDirectory()?.contains("lets others in") == true)
+    #expect(endpoint(["TOKENBROKER_AGENT_SOCKET": base + "/missing/a.sock"], uid: getuid()).prepareDirectory() != nil)
+  }
+}

@@ -1,0 +1,47 @@
+import BrokerWire
+import Testing
+
+@Suite struct AgentRouteTests {
+  private func route(_ argv: String...) -> AgentRoute? { AgentRoute.classify(argv) }
+
+  @Test func gitHelperActionsGoToTheAgent() throws {
+    for action in ["get", "store", "erase", "capability"] {
+      let r = try #require(route("/usr/bin/tokenbroker", action))
+      #expect(r.name == "tokenbroker")
+      #expect(r.readsInput == (action != "capability"))
+      let g = try #require(route("/usr/local/bin/git-credential-tokenbroker", action))
+      #expect(g.name == "git-credential-tokenbroker")
+      #expect(g.arguments == [action])
+    }
+    #expect(route("git-credential-tokenbroker", "frobnicate") == nil)
+    #expect(route("git-credential-tokenbroker") == nil)
+    #expect(route("tokenbroker", "get", "extra") == nil)
+  }
+
+  @Test func dockerHelperActionsGoToTheAgent() throws {
+    for action in ["get", "store", "erase", "list"] {
+      let r = try #require(route("docker-credential-tokenbroker", action))
+      #expect(r.readsInput == (action != "list"))
+    }
+    #expect(route("docker-credential-tokenbroker", "version") == nil)
+  }
+
+  @Test func tokenGetGoesToTheAgentWithConfigTakenOut() throws {
+    let r = try #require(route("tokenbroker", "--verbose", "token", "get", "work", "--config", "c.ini", "--format", "json"))
+    #expect(r.arguments == ["--verbose", "token", "get", "work", "--format", "json"])
+    #expect(r.configFile == "c.ini")
+    #expect(!r.readsInput)
+    #expect(try #require(route("tokenbroker", "--config=/x", "get")).configFile == "/x")
+  }
+
+  @Test func everythingElseRunsInTheFullProgram() {
+    for argv in [
+      ["tokenbroker"], ["tokenbroker", "login", "work"], ["tokenbroker", "token"], ["tokenbroker", "token", "list"],
+      ["tokenbroker", "token", "get", "work", "--help"], ["tokenbroker", "-h", "get"], ["tokenbroker", "--", "get"],
+      ["tokenbroker", "get", "--config"], ["tokenbroker", "agent", "status"], ["tokenbroker", "logout", "work"],
+      ["tokenbroker", "--bogus", "get"], [],
+    ] {
+      #expect(AgentRoute.classify(argv) == nil, "\(argv)")
+    }
+  }
+}

@@ -1,0 +1,49 @@
+import BrokerWire
+import Glibc
+import Testing
+
+@Suite struct KeyFileReaderTests {
+  private func value(_ text: String, _ group: String = "broker", _ key: String = "agent") -> String? {
+    KeyFileReader.value(group: group, key: key, in: Array(text.utf8))
+  }
+
+  @Test func readsTrimmedValuesOfTheRightGroup() {
+    #expect(value("[broker]\nagent = off\n") == "off")
+    #expect(value("[broker]\n  agent=off   \n") == "off")
+    #expect(value("[account work]\nagent = off\n") == nil)
+    #expect(value("agent = off\n[broker]\n") == nil)
+    #expect(value("[broker]\nstore = file\n") == nil)
+    #expect(value("[broker]\r\nagent = off\r\n") == "off")
+  }
+
+  @Test func commentsOnlyAtLineStart() {
+    #expect(value("[broker]\n# agent = off\n") == nil)
+    #expect(value("[broker]\n   # agent = off\n") == nil)
+    #expect(value("[broker]\nagent = off # not a comment\n") == "off # not a comment")
+  }
+
+  @Test func laterValuesAndRepeatedGroupsWin() {
+    #expect(value("[broker]\nagent = off\nagent = auto\n") == "auto")
+    #expect(value("[broker]\nagent = off\n[account a]\nagent = x\n[broker]\nagent = auto\n") == "auto")
+    #expect(value("[broker]\nagent[de] = off\n") == nil)
+    #expect(value("[broker]\nagent = \\soff\n") == "\\soff")
+  }
+
+  @Test func laterFilesWinKeyByKey() throws {
+    let dir = String(cString: mkdtemp(strdup("/tmp/tb-kf-XXXXXX")))
+    defer { _ = system("rm -rf '\(dir)'") }
+    func write(_ name: String, _ text: String) -> String {
+      let path = dir + "/" + name
+      let f = fopen(path, "w")
+      fputs(text, f)
+      fclose(f)
+      return path
+    }
+    let etc = write("etc", "[broker]\nagent = off\n")
+    let user = write("user", "[broker]\nstore = file\n")
+    let over = write("over", "[broker]\nagent = auto\n")
+    #expect(KeyFileReader.value(group: "broker", key: "agent", files: [etc, user]) == "off")
+    #expect(KeyFileReader.value(group: "broker", key: "agent", files: [etc, over]) == "auto")
+    #expect(KeyFileReader.value(group: "broker", key: "agent", files: [dir + "/missing", user]) == nil)
+  }
+}

@@ -1,0 +1,149 @@
+"""Who may talk to the agent (interface.md §2, §8): the `SO_PEERCRED` uid check on every
+connection, the socket directory's owner and mode, the socket's mode.
+
+Bug cases (reference/bug-cases.md): B07's multi-user variant (the socket and locks live in each
+user's private runtime directory).
+"""
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import unittest
+
+from agent_flows import AgentTestCase
+from harness import TOKENBROKER
+
+# A raw client: connects, sends a status request, prints what came back (nothing when refused).
+CLIENT = r"""
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+print("connected", flush=True)
+data = b""
+try:
+    s.sendall(b"v=1\nop=status\n")
+    s.shutdown(socket.SHUT_WR)
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+except OSError as e:
+    print("error", e.errno, flush=True)
+print("reply", repr(data), flush=True)
+"""
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+class PeerCheckTest(AgentTestCase):
+
+    def public_socket(self):
+        """A socket path in a 0755 directory another uid can reach (the agent accepts an
+        explicit TOKENBROKER_AGENT_SOCKET there: others cannot write to it)."""
+        pub = tempfile.mkdtemp(prefix="tb-pub-")
+        os.chmod(pub, 0o755)
+        self.addCleanup(shutil.rmtree, pub, True)
+        return os.path.join(pub, "agent.sock")
+
+    def start_agent(self, env):
+        p = subprocess.Popen([TOKENBROKER, "--verbose", "agent", "run"], env=env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.addCleanup(self._reap, p)
+        sock = env["TOKENBROKER_AGENT_SOCKET"]
+        self.wait_until(lambda: self.run_broker("agent", "status", env=env).returncode == 0, what="the agent answering")
+        return p, sock
+
+    def test_another_uid_is_refused_by_the_peer_check(self):
+        env = self.env(TOKENBROKER_AGENT_SOCKET=self.public_socket())
+        p, sock = self.start_agent(env)
+        self.assertEqual(os.stat(sock).st_mode & 0o777, 0o600)
+        # Let the kernel admit uid 65534 (it may connect to the file), so that only the agent's
+        # own check can stop it.
+        os.chmod(sock, 0o666)
+        other = subprocess.run(NOBODY + ["/usr/bin/python3", "-I", "-c", CLIENT, sock], capture_output=True,
+                               timeout=30)
+        self.assertIn(b"connected", other.stdout, other.stderr)
+        self.assertIn(b"reply b''", other.stdout)
+        own = subprocess.run(["/usr/bin/python3", "-I", "-c", CLIENT, sock], capture_output=True, timeout=30)
+        self.assertIn(b"exit=0", own.stdout)
+        self.assertIn(b"pid=", own.stdout)
+        stop = self.run_broker("agent", "stop", env=env)
+        self.assertEqual(stop.returncode, 0, stop.stderr)
+        _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertIn(b"refused a connection from uid 65534", err)
+        self.assertEqual(err.count(b"refused a connection"), 1, err)
+
+    def test_front_of_another_user_never_reaches_the_agent(self):
+        """The front refuses a socket directory owned by someone else and runs the full program
+        instead (which, here, knows no account): it never talks to our agent."""
+        env = self.env(TOKENBROKER_AGENT_SOCKET=self.public_socket())
+        self.start_agent(env)
+        os.chmod(env["TOKENBROKER_AGENT_SOCKET"], 0o666)
+        other_env = dict(env, HOME="/nonexistent", XDG_CONFIG_HOME="/nonexistent", XDG_RUNTIME_DIR="/nonexistent")
+        r = subprocess.run(NOBODY + [TOKENBROKER, "token", "get", "work"], env=other_env, capture_output=True,
+                           timeout=30, stdin=subprocess.DEVNULL)
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertEqual(r.stdout, b"")
+
+
+class SocketDirectoryTest(AgentTestCase):
+
+    @property
+    def directory(self):
+        return os.path.join(self.runtime, "tokenbroker")
+
+    def assert_refused_but_calls_work(self, problem):
+        r = self.run_broker("agent", "run")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = r.stderr.decode().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("refusing to use '%s'" % self.directory, lines[0])
+        self.assertIn(problem, lines[0])
+        start = self.run_broker("agent", "start")
+        self.assertEqual(start.returncode, 1, start.stderr)
+        self.assertIn(problem.encode(), start.stderr)
+        # The hot paths still work: the front runs them in the full program.
+        for _ in range(3):
+            token = self.run_broker("token", "get", "work")
+            self.assertEqual(token.returncode, 0, token.stderr)
+        self.assertEqual(self.agents(), [])
+        self.assertFalse(os.path.exists(self.socket))
+
+    def test_runtime_directory_open_to_others_is_refused(self):
+        self.signed_in()  # (login itself needs the private directory for its lock)
+        os.chmod(self.directory, 0o755)
+        self.assert_refused_but_calls_work("mode 755 lets others in")
+        self.assertEqual(os.stat(self.directory).st_mode & 0o777, 0o755, "never chmod-ed behind the user's back")
+
+    def test_runtime_directory_of_another_owner_is_refused(self):
+        self.signed_in()
+        os.chown(self.directory, 65534, 65534)
+        self.assert_refused_but_calls_work("owned by uid 65534")
+
+    def test_explicit_socket_directory_writable_by_others_is_refused(self):
+        pub = tempfile.mkdtemp(prefix="tb-pub-")
+        self.addCleanup(shutil.rmtree, pub, True)
+        os.chmod(pub, 0o777)
+        env = self.env(TOKENBROKER_AGENT_SOCKET=os.path.join(pub, "agent.sock"))
+        r = self.run_broker("agent", "run", env=env)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(b"mode 777 lets others in", r.stderr)
+        self.assertEqual(os.listdir(pub), [])
+
+    def test_runtime_directory_is_created_0700_with_a_0600_socket(self):
+        self.signed_in()
+        self.assertEqual(self.run_broker("token", "get", "work").returncode, 0)
+        self.assertEqual(os.stat(self.directory).st_mode & 0o777, 0o700)
+        self.assertEqual(os.stat(self.socket).st_mode & 0o777, 0o600)
+        self.assertEqual(os.stat(self.socket + ".lock").st_mode & 0o777, 0o600)
+        [pid] = self.agents()
+        with open(self.socket + ".lock") as f:
+            self.assertEqual(int(f.read()), pid)
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(self.socket)
+
+
+if __name__ == "__main__":
+    unittest.main()

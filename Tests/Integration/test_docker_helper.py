@@ -1,0 +1,138 @@
+"""`docker-credential-tokenbroker` (a link to the front, which acts on its name) speaking the
+docker credential helper protocol (interface.md §5; reference/protocols.md §7.1;
+docker/docker-credential-helpers `credentials/credentials.go`): field by field, against the
+emulator and a real keyring."""
+import json
+import unittest
+
+from harness import BrokerTestCase
+
+NAME = "docker-credential-tokenbroker"
+HOSTS = ("git.example.test europe-west1-docker.pkg.dev registry.example.test:5000 myreg.azurecr.io"
+         " *.pkg.example.test")
+
+
+class DockerHelperTest(BrokerTestCase):
+    emulator_options = {"device_code_interval": 1}
+
+    def setUp(self):
+        super().setUp()
+        config = self.default_config().replace("hosts = git.example.test", "hosts = " + HOSTS)
+        self.write_config(config + "\n[host dev.example.test]\naccount = work\nusername = dev-user\n")
+
+    def docker(self, action, input=b""):
+        return self.run_broker(action, input=input, argv0=NAME)
+
+    def sign_in(self):
+        rc, out, err = self.login()
+        self.assertEqual(rc, 0, err)
+
+    def reply(self, r):
+        """The JSON object on stdout as (key, value) pairs in their order."""
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, b"")
+        self.assertTrue(r.stdout.endswith(b"\n"))
+        return json.loads(r.stdout, object_pairs_hook=lambda pairs: pairs)
+
+    def test_get_answers_server_url_username_secret(self):
+        """`get`: ServerURL as sent (trimmed), Username (the host's, else the signed-in
+        identity), Secret an access token the provider accepts; any URL form of the registry."""
+        self.sign_in()
+        cases = [
+            ("https://europe-west1-docker.pkg.dev", "user1@example.test"),
+            ("europe-west1-docker.pkg.dev\n", "user1@example.test"),
+            ("https://Registry.Example.TEST:5000/v2/", "user1@example.test"),
+            ("registry.example.test:5000", "user1@example.test"),
+            ("https://eu.pkg.example.test/v2/project", "user1@example.test"),
+            ("https://dev.example.test", "dev-user"),
+        ]
+        secrets = set()
+        for url, username in cases:
+            with self.subTest(url=url):
+                pairs = self.reply(self.docker("get", url))
+                self.assertEqual([k for k, _ in pairs], ["ServerURL", "Username", "Secret"])
+                d = dict(pairs)
+                self.assertEqual(d["ServerURL"], url.strip())
+                self.assertEqual(d["Username"], username)
+                self.assertTrue(self.emu.validate_access_token(d["Secret"]))
+                secrets.add(d["Secret"])
+        # One account, one scope set: one cached token served every registry.
+        self.assertEqual(len(secrets), 1)
+        self.assertEqual(self.run_broker("token", "get", "work").stdout.strip().decode(), secrets.pop())
+
+    def test_not_found_is_the_protocol_reply_with_status_1(self):
+        """A registry no account serves: exactly `credentials not found in native keychain` on
+        stdout (docker compares the trimmed text), status 1, nothing asked of the provider."""
+        self.sign_in()
+        before = len(self.emu.requests())
+        for url in ("https://index.docker.io/v1/", "registry.example.test", "registry.example.test:5001",
+                    "pkg.example.test", "https://evilgit.example.test"):
+            with self.subTest(url=url):
+                r = self.docker("get", url)
+                self.assertEqual((r.returncode, r.stdout, r.stderr),
+                                 (1, b"credentials not found in native keychain\n", b""))
+        self.assertEqual(len(self.emu.requests()), before)
+
+    def test_list_shows_configured_hosts_and_usernames(self):
+        self.sign_in()
+        pairs = self.reply(self.docker("list"))
+        self.assertEqual(dict(pairs), {
+            "https://dev.example.test": "dev-user",
+            "https://git.example.test": "user1@example.test",
+            "https://europe-west1-docker.pkg.dev": "user1@example.test",
+            "https://registry.example.test:5000": "user1@example.test",
+            "https://myreg.azurecr.io": "user1@example.test",
+        })
+
+    def test_store_and_erase_accept_and_ignore_their_input(self):
+        """`store` (a JSON document) and `erase` (a server URL) exit 0 silently; nothing changes:
+        the next `get` hands out the same token."""
+        self.sign_in()
+        first = dict(self.reply(self.docker("get", "europe-west1-docker.pkg.dev")))["Secret"]
+        items = self.keyring_items()
+        store = json.dumps({"ServerURL": "https://europe-west1-docker.pkg.dev", "Username": "u",
+                            "Secret": "S_SENTINEL"})
+        for action, body in (("store", store), ("erase", "https://europe-west1-docker.pkg.dev\n"),
+                             ("store", ""), ("erase", "")):
+            with self.subTest(action=action, body=body):
+                r = self.docker(action, body)
+                self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
+        self.assertEqual(self.keyring_items(), items)
+        again = dict(self.reply(self.docker("get", "europe-west1-docker.pkg.dev")))["Secret"]
+        self.assertEqual(again, first)
+
+    def test_azure_container_registry_is_not_supported_yet(self):
+        self.sign_in()
+        r = self.docker("get", "https://myreg.azurecr.io")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"Azure Container Registry", r.stdout)
+        self.assertIn(b"not support", r.stdout)
+        self.assertNotIn(b"Secret", r.stdout)
+
+    def test_not_signed_in_and_bad_requests(self):
+        """Errors go to stdout, where docker reads them: not signed in (status 3, names the
+        login), no server URL (1), a usage line for a wrong argv (1)."""
+        r = self.docker("get", "europe-west1-docker.pkg.dev")
+        self.assertEqual(r.returncode, 3)
+        self.assertIn(b"tokenbroker login work", r.stdout)
+        self.assertEqual(r.stderr, b"")
+        r = self.docker("get", "\n")
+        self.assertEqual((r.returncode, r.stdout), (1, b"no credentials server URL\n"))
+        for args in ((), ("frobnicate",), ("get", "extra")):
+            with self.subTest(args=args):
+                r = self.run_broker(*args, argv0=NAME)
+                self.assertEqual(r.returncode, 1)
+                self.assertIn(b"usage: docker-credential-tokenbroker", r.stdout)
+        r = self.docker("version")
+        self.assertEqual(r.returncode, 0)
+        self.assertTrue(r.stdout.startswith(b"docker-credential-tokenbroker (tokenbroker) "))
+
+    def test_secret_only_on_stdout(self):
+        self.sign_in()
+        r = self.docker("get", "europe-west1-docker.pkg.dev")
+        secret = dict(self.reply(r))["Secret"]
+        self.assert_no_leak(secret, outputs=[r.stderr])
+
+
+if __name__ == "__main__":
+    unittest.main()

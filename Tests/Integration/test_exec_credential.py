@@ -1,0 +1,113 @@
+"""`token get --format exec-credential`: a kubectl / client-go exec plugin credential,
+`client.authentication.k8s.io/v1` ExecCredential (interface.md §3; reference/protocols.md §7.2),
+checked field by field and through a real client (the Kubernetes Python client's exec provider,
+Debian's python3-kubernetes, when installed)."""
+import calendar
+import json
+import os
+import re
+import subprocess
+import time
+import unittest
+
+from harness import SYSTEM_PYTHON, TOKENBROKER, BrokerTestCase
+
+EXEC_INFO = json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                        "spec": {"interactive": False}})
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: https://127.0.0.1:6443
+contexts:
+- name: test
+  context: {{cluster: test, user: tb}}
+current-context: test
+users:
+- name: tb
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: {command}
+      args: [token, get, work, --format, exec-credential]
+      interactiveMode: Never
+      provideClusterInfo: false
+"""
+
+# Loads the kubeconfig as kubectl's Python sibling does: runs the exec plugin, checks its
+# apiVersion/kind/status, and keeps the bearer token and the parsed expirationTimestamp.
+LOAD = """import json, os, sys, yaml
+from kubernetes import client
+from kubernetes.config.kube_config import KubeConfigLoader
+c = client.Configuration()
+loader = KubeConfigLoader(config_dict=yaml.safe_load(open(sys.argv[1])),
+                          config_base_path=os.path.dirname(sys.argv[1]))
+loader.load_and_set(c)
+print(json.dumps({"authorization": c.api_key.get("authorization"),
+                  "expiry": loader.expiry.isoformat() if loader.expiry else None}))
+"""
+
+
+class ExecCredentialTest(BrokerTestCase):
+    emulator_options = {"device_code_interval": 1}
+
+    def sign_in(self):
+        rc, out, err = self.login()
+        self.assertEqual(rc, 0, err)
+
+    def test_fields(self):
+        """apiVersion, kind, status.token (accepted by the provider), status.expirationTimestamp
+        (RFC 3339 UTC, `Z`, whole seconds) equal to the token's expiry at the emulator and to
+        `--format json`'s expires_on; nothing else; run as kubectl runs it (KUBERNETES_EXEC_INFO,
+        no terminal)."""
+        self.sign_in()
+        r = self.run_broker("token", "get", "work", "--format", "exec-credential",
+                            env=self.env(KUBERNETES_EXEC_INFO=EXEC_INFO))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, b"")
+        doc = json.loads(r.stdout)
+        self.assertEqual(set(doc), {"apiVersion", "kind", "status"})
+        self.assertEqual(doc["apiVersion"], "client.authentication.k8s.io/v1")
+        self.assertEqual(doc["kind"], "ExecCredential")
+        status = doc["status"]
+        self.assertEqual(set(status), {"token", "expirationTimestamp"})
+        claims = self.emu.validate_access_token(status["token"])
+        self.assertTrue(claims)
+        stamp = status["expirationTimestamp"]
+        self.assertRegex(stamp, r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+        expiry = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+        self.assertEqual(expiry, claims["exp"])
+        j = json.loads(self.run_broker("token", "get", "work", "--format", "json").stdout)
+        self.assertEqual((j["access_token"], j["expires_on"]), (status["token"], expiry))
+        self.assertGreater(expiry, time.time() + 300)
+
+    def test_not_signed_in_exits_3_with_nothing_on_stdout(self):
+        r = self.run_broker("token", "get", "work", "--format", "exec-credential",
+                            env=self.env(KUBERNETES_EXEC_INFO=EXEC_INFO))
+        self.assertEqual((r.returncode, r.stdout), (3, b""))
+        self.assertIn(b"tokenbroker login work", r.stderr)
+
+    def test_kubernetes_python_client_accepts_it(self):
+        """The Kubernetes client's exec provider runs the plugin from a kubeconfig, checks
+        apiVersion/kind/status and reads the bearer token and the expiry."""
+        probe = subprocess.run([SYSTEM_PYTHON, "-c", "import kubernetes"], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("python3-kubernetes is not installed (make deps installs it)")
+        self.sign_in()
+        path = os.path.join(self.tmp, "kubeconfig")
+        with open(path, "w") as f:
+            f.write(KUBECONFIG.format(command=TOKENBROKER))
+        r = subprocess.run([SYSTEM_PYTHON, "-c", LOAD, path], capture_output=True, env=self.env(), timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout.decode().strip().splitlines()[-1])
+        token = re.fullmatch(r"Bearer (.+)", got["authorization"]).group(1)
+        claims = self.emu.validate_access_token(token)
+        self.assertTrue(claims)
+        self.assertTrue(got["expiry"].startswith(time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(claims["exp"]))),
+                        got["expiry"])
+
+
+if __name__ == "__main__":
+    unittest.main()

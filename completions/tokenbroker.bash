@@ -1,0 +1,101 @@
+# bash completion for tokenbroker                               -*- shell-script -*-
+# Installed as share/bash-completion/completions/tokenbroker (loaded on demand by the
+# bash-completion package); works without it too: `source` this file.
+# Account names come from `tokenbroker accounts --names`, which reads only the config file
+# (honouring a --config given on the command line), never the keyring.
+
+_tokenbroker_account_keys="--client-id --client-secret --device-client-id --device-client-secret
+  --tenant --scopes --hosts --git-username --flow --login-hint --redirect-port --authority
+  --authorization-endpoint --token-endpoint --device-authorization-endpoint --revocation-endpoint
+  --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime"
+
+_tokenbroker_accounts() {
+    local tb=${COMP_WORDS[0]} i
+    local -a cfg=()
+    [[ $tb == */* && -x $tb ]] || tb=tokenbroker
+    for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
+        case ${COMP_WORDS[i]} in
+        --config) cfg=(--config "${COMP_WORDS[i + 1]}") ;;
+        --config=*) cfg=("${COMP_WORDS[i]}") ;;
+        esac
+    done
+    command "$tb" "${cfg[@]}" accounts --names 2>/dev/null
+}
+
+# COMPREPLY = the words of $1 (separated by spaces or newlines) that start with $2.
+_tokenbroker_reply() {
+    local IFS=$'\n'
+    COMPREPLY=($(compgen -W "${1// /$'\n'}" -- "$2"))
+}
+
+_tokenbroker() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+    local cmd="" sub="" i nargs=0
+    COMPREPLY=()
+    # The command word, its subcommand and how many words follow it (options and the value
+    # of --config do not count).
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${COMP_WORDS[i]} in
+        --config | --format | --scope | --min-valid | --login-hint | --cookies-from | --provider)
+            ((i++)) ;;
+        -*) ;;
+        *)
+            if [[ -z $cmd ]]; then cmd=${COMP_WORDS[i]}
+            else
+                [[ -z $sub ]] && sub=${COMP_WORDS[i]}
+                ((nargs++))
+            fi ;;
+        esac
+    done
+
+    case $prev in
+    --config | --cookies-from | --ca-file)
+        compopt -o filenames 2>/dev/null
+        COMPREPLY=($(compgen -f -- "$cur"))
+        return ;;
+    --format) _tokenbroker_reply $'token\nheader\njson\nenv\ncookiejar\nexec-credential' "$cur"; return ;;
+    --provider) _tokenbroker_reply $'azure\ngoogle\nsharepoint' "$cur"; return ;;
+    --flow) _tokenbroker_reply $'browser\ndevice-code' "$cur"; return ;;
+    --mode) _tokenbroker_reply $'bearer\ncookie\nimported-cookies' "$cur"; return ;;
+    --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;
+    --via) _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"; return ;;
+    --scope | --min-valid | --login-hint) return ;;
+    esac
+
+    if [[ -z $cmd ]]; then
+        if [[ $cur == -* ]]; then _tokenbroker_reply "--config --verbose --help" "$cur"
+        else _tokenbroker_reply "login logout revoke token accounts account setup-git get store erase capability agent version" "$cur"
+        fi
+        return
+    fi
+    local options="" accounts=0
+    case $cmd in
+    login) options="--device-code --browser --no-open --login-hint --cookies-from"; ((nargs == 0)) && accounts=1 ;;
+    logout) options="--all"; ((nargs == 0)) && accounts=1 ;;
+    revoke) ((nargs == 0)) && accounts=1 ;;
+    setup-git) options="--dry-run"; ((nargs == 0)) && accounts=1 ;;
+    accounts) options="--json --names" ;;
+    version) options="--json" ;;
+    token)
+        if [[ -z $sub ]]; then _tokenbroker_reply "get" "$cur"; return; fi
+        options="--scope --min-valid --force-refresh --format --json"
+        ((nargs == 1)) && accounts=1 ;;
+    account)
+        case $sub in
+        "") _tokenbroker_reply $'add\nremove' "$cur"; return ;;
+        remove) ((nargs == 1)) && accounts=1 ;;
+        add)
+            # Every other --KEY takes a value: offer nothing for it.
+            if [[ $prev == --* && $prev != --replace && $prev != --help ]]; then return; fi
+            options="--provider --replace $_tokenbroker_account_keys" ;;
+        esac ;;
+    agent) [[ -z $sub ]] && { _tokenbroker_reply $'run\nstart\nstop\nstatus' "$cur"; return; } ;;
+    esac
+    if [[ $cur == -* ]]; then
+        _tokenbroker_reply "$options --help" "$cur"
+    elif ((accounts)); then
+        _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"
+    fi
+}
+
+complete -F _tokenbroker tokenbroker

@@ -1,0 +1,113 @@
+# fish completion for tokenbroker. Installed as share/fish/vendor_completions.d/tokenbroker.fish.
+# Account names come from `tokenbroker accounts --names`, which reads only the config file
+# (honouring a --config given on the command line), never the keyring.
+
+# The words after `tokenbroker` that are not options (nor the value of an option that takes one).
+function __tokenbroker_words
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l skip 0
+    for t in $tokens
+        if test $skip = 1
+            set skip 0
+            continue
+        end
+        switch $t
+            case --config --format --scope --min-valid --login-hint --cookies-from --provider
+                set skip 1
+            case '-*'
+            case '*'
+                echo $t
+        end
+    end
+end
+
+# True when the words so far are exactly the arguments given.
+function __tokenbroker_at
+    set -l words (__tokenbroker_words)
+    test (count $words) -eq (count $argv); or return 1
+    test "$words" = "$argv"
+end
+
+# True when the first word (the command) is one of the arguments.
+function __tokenbroker_in
+    set -l words (__tokenbroker_words)
+    contains -- "$words[1]" $argv
+end
+
+function __tokenbroker_accounts
+    set -l tokens (commandline -opc)
+    set -l cfg
+    for i in (seq (count $tokens))
+        switch $tokens[$i]
+            case --config
+                set -l next (math $i + 1)
+                set -q tokens[$next]; and set cfg --config $tokens[$next]
+            case '--config=*'
+                set cfg $tokens[$i]
+        end
+    end
+    command tokenbroker $cfg accounts --names 2>/dev/null
+end
+
+function __tokenbroker_wants_account
+    set -l words (__tokenbroker_words)
+    switch (count $words)
+        case 1
+            contains -- $words[1] login logout revoke setup-git
+        case 2
+            test "$words" = "token get"; or test "$words" = "account remove"
+        case '*'
+            return 1
+    end
+end
+
+complete -c tokenbroker -f
+complete -c tokenbroker -l config -r -F -d 'read only this config file'
+complete -c tokenbroker -l verbose -d 'explain what happens'
+complete -c tokenbroker -l help -d 'print usage'
+
+complete -c tokenbroker -n '__tokenbroker_at' -a login -d 'sign in interactively'
+complete -c tokenbroker -n '__tokenbroker_at' -a logout -d "delete the account's tokens"
+complete -c tokenbroker -n '__tokenbroker_at' -a revoke -d 'revoke at the provider, then log out'
+complete -c tokenbroker -n '__tokenbroker_at' -a token -d 'print a valid access token'
+complete -c tokenbroker -n '__tokenbroker_at' -a accounts -d 'list accounts'
+complete -c tokenbroker -n '__tokenbroker_at' -a account -d 'add or remove an account'
+complete -c tokenbroker -n '__tokenbroker_at' -a setup-git -d "make git use tokenbroker for the hosts"
+complete -c tokenbroker -n '__tokenbroker_at' -a 'get store erase capability' -d 'git credential helper action'
+complete -c tokenbroker -n '__tokenbroker_at' -a agent -d 'the resident agent'
+complete -c tokenbroker -n '__tokenbroker_at' -a version -d 'versions of tokenbroker and its libraries'
+
+complete -c tokenbroker -n '__tokenbroker_wants_account' -a '(__tokenbroker_accounts)' -d account
+
+complete -c tokenbroker -n '__tokenbroker_in login' -l device-code -d 'use the device code flow'
+complete -c tokenbroker -n '__tokenbroker_in login' -l browser -d 'use the browser sign-in'
+complete -c tokenbroker -n '__tokenbroker_in login' -l no-open -d 'print the URL, open no browser'
+complete -c tokenbroker -n '__tokenbroker_in login' -l login-hint -x -d 'user name suggested at sign-in'
+complete -c tokenbroker -n '__tokenbroker_in login' -l cookies-from -r -F -d 'SharePoint cookies from a file'
+complete -c tokenbroker -n '__tokenbroker_in logout' -l all -d 'sign out of every account'
+
+complete -c tokenbroker -n '__tokenbroker_at token' -a get -d 'print a valid access token'
+complete -c tokenbroker -n '__tokenbroker_in token' -l scope -x -d 'request these scopes'
+complete -c tokenbroker -n '__tokenbroker_in token' -l min-valid -x -d 'seconds the token must stay valid'
+complete -c tokenbroker -n '__tokenbroker_in token' -l force-refresh -d 'refresh even if still valid'
+complete -c tokenbroker -n '__tokenbroker_in token' -l format -x -a 'token header json env cookiejar exec-credential' -d 'output format'
+complete -c tokenbroker -n '__tokenbroker_in token version accounts' -l json -d 'print JSON'
+complete -c tokenbroker -n '__tokenbroker_in accounts' -l names -d 'print only the account names'
+
+complete -c tokenbroker -n '__tokenbroker_at account' -a 'add remove' -d 'edit the config file'
+complete -c tokenbroker -n '__tokenbroker_in account' -l provider -x -a 'azure google sharepoint' -d 'identity provider'
+complete -c tokenbroker -n '__tokenbroker_in account' -l replace -d 'overwrite an existing account'
+for key in client-id client-secret device-client-id device-client-secret scopes hosts git-username \
+        login-hint redirect-port authority authorization-endpoint token-endpoint \
+        device-authorization-endpoint revocation-endpoint userinfo-endpoint site cookie-lifetime
+    complete -c tokenbroker -n '__tokenbroker_in account' -l $key -x -d 'account key'
+end
+complete -c tokenbroker -n '__tokenbroker_in account' -l tenant -x -a 'common organizations consumers' -d 'Azure tenant'
+complete -c tokenbroker -n '__tokenbroker_in account' -l flow -x -a 'browser device-code' -d 'sign-in flow'
+complete -c tokenbroker -n '__tokenbroker_in account' -l mode -x -a 'bearer cookie imported-cookies' -d 'SharePoint mode'
+complete -c tokenbroker -n '__tokenbroker_in account' -l via -x -a '(__tokenbroker_accounts)' -d 'azure account (SharePoint)'
+complete -c tokenbroker -n '__tokenbroker_in account' -l ca-file -r -F -d 'extra PEM bundle'
+
+complete -c tokenbroker -n '__tokenbroker_in setup-git' -l dry-run -d 'print the git config commands only'
+complete -c tokenbroker -n '__tokenbroker_at agent' -a 'run start stop status' -d 'agent action'
