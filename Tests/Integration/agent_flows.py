@@ -20,10 +20,14 @@ class AgentTestCase(FlowTestCase):
     def socket(self):
         return os.path.join(self.runtime, "tokenbroker", "agent.sock")
 
-    def agents(self, runtime=None):
-        """Pids of every `tokenbroker-core ... agent run` whose XDG_RUNTIME_DIR is this test's."""
-        marker = ("XDG_RUNTIME_DIR=" + (runtime or self.runtime)).encode() + b"\0"
-        found = []
+    def setUp(self):
+        super().setUp()
+        self._agents_before = set(self._agent_processes())
+
+    @staticmethod
+    def _agent_processes():
+        """{pid: environ bytes or None (unreadable)} of every live `tokenbroker-core agent run`."""
+        found = {}
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
@@ -32,16 +36,24 @@ class AgentTestCase(FlowTestCase):
                     argv = f.read().split(b"\0")
                 if not argv[0].endswith(b"tokenbroker-core") or b"agent" not in argv or b"run" not in argv:
                     continue
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    if marker not in f.read():
-                        continue
                 with open(f"/proc/{entry}/stat") as f:
                     if f.read().split(")")[-1].split()[0] == "Z":
                         continue
+                try:
+                    with open(f"/proc/{entry}/environ", "rb") as f:
+                        found[int(entry)] = f.read()
+                except PermissionError:  # not root: the agent is not dumpable, so its environ is private
+                    found[int(entry)] = None
             except OSError:
                 continue
-            found.append(int(entry))
         return found
+
+    def agents(self, runtime=None):
+        """Pids of every live agent of this test: its XDG_RUNTIME_DIR is the test's (when the
+        environment is readable, i.e. as root), else any agent that started during the test."""
+        marker = ("XDG_RUNTIME_DIR=" + (runtime or self.runtime)).encode() + b"\0"
+        return sorted(pid for pid, environ in self._agent_processes().items()
+                      if (marker in environ if environ is not None else pid not in self._agents_before))
 
     def wait_until(self, predicate, timeout=15, what="the condition"):
         deadline = time.time() + timeout
