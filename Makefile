@@ -13,7 +13,14 @@ MANDIR = $(DESTDIR)$(PREFIX)/share/man
 BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHCOMPDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
-SYSTEMDUSERDIR = $(DESTDIR)$(PREFIX)/lib/systemd/user
+# systemd looks for user units under PREFIX/lib/systemd/user for system prefixes, and under
+# ~/.local/share/systemd/user for a per-user install; override with SYSTEMD_USER_UNIT_DIR.
+ifeq ($(PREFIX),$(HOME)/.local)
+SYSTEMD_USER_UNIT_DIR ?= $(HOME)/.local/share/systemd/user
+else
+SYSTEMD_USER_UNIT_DIR ?= $(PREFIX)/lib/systemd/user
+endif
+SYSTEMDUSERDIR = $(DESTDIR)$(SYSTEMD_USER_UNIT_DIR)
 UNITS = $(wildcard contrib/systemd/tokenbroker.socket contrib/systemd/tokenbroker.service)
 SWIFT ?= swift
 PYTHON ?= python3

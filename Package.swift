@@ -67,6 +67,6 @@ let package = Package(
     .testTarget(
       name: "BrokerAgentTests", dependencies: ["BrokerAgent", "BrokerTestSupport"], swiftSettings: strict),
     .testTarget(
-      name: "BrokerCLITests", dependencies: ["BrokerCLI", "BrokerTestSupport"], swiftSettings: strict),
+      name: "BrokerCLITests", dependencies: ["BrokerCLI", "BrokerAgent", "BrokerWire", "BrokerTestSupport"], swiftSettings: strict),
   ]
 )

@@ -38,11 +38,28 @@ extension TokenService {
         expiresOn: cached.expiresOn, scopes: requested.items, identity: record.identity)
     }
 
-    guard let record = try await loadRefreshRecord(name) else {
-      throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
+    var attempts = 0
+    while true {
+      attempts += 1
+      guard let record = try await loadRefreshRecord(name) else {
+        throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
+      }
+      let (grant, used) = try await refreshHandlingRejection(provider, record, account: account, scopes: requested)
+      do {
+        let identity = try await storeRotated(grant, previous: used, account: account)
+        return try await issue(grant, identity: identity, requested: requested, account: account)
+      } catch is SignInChanged {
+        // A new sign-in finished during the refresh: refresh again with its token, once.
+        if attempts < 2 { continue }
+        throw ProviderError.signInRequired(account: name, reason: "the sign-in changed while refreshing; try again")
+      }
     }
-    let (grant, used) = try await refreshHandlingRejection(provider, record, account: account, scopes: requested)
-    let identity = try await storeRotated(grant, previous: used, account: account)
+  }
+
+  private func issue(_ grant: TokenGrant, identity: String?, requested: ScopeSet, account: AccountConfig) async throws
+    -> IssuedToken
+  {
+    let name = account.name
     guard grant.expiresOn > time.now else {
       throw ProviderError.unavailable(
         host: Providers.tokenHost(for: account),
@@ -88,8 +105,20 @@ extension TokenService {
   /// Stores a rotated refresh token (keeping identity and tenant); nothing when the grant has none.
   /// - Returns: the identity to report.
   /// - Throws: `StoreError`: the new token must be stored before any access token is handed out.
+  ///   `ProviderError.signInRequired` when the account was signed out while the refresh ran;
+  ///   `SignInChanged` when another sign-in replaced the refresh token meanwhile (bug-cases.md
+  ///   B20: the old sign-in is never written back and its access token never handed out).
   func storeRotated(_ grant: TokenGrant, previous: RefreshTokenRecord, account: AccountConfig) async throws -> String? {
     let identity = previous.identity ?? grant.identity?.display
+    guard let stored = try await loadRefreshRecord(account.name) else {
+      throw ProviderError.signInRequired(account: account.name, reason: ProviderError.notSignedIn)
+    }
+    if stored.refreshToken != previous.refreshToken {
+      if stored.identity != previous.identity || stored.objectID != previous.objectID || stored.clientID != previous.clientID {
+        throw SignInChanged()
+      }
+      return identity  // the same sign-in, rotated by another process meanwhile: keep its newer token
+    }
     if grant.refreshTokenWasEmpty {
       warn("the provider sent an empty refresh_token for '\(account.name)'; keeping the stored one")
     }
@@ -102,3 +131,6 @@ extension TokenService {
     return identity
   }
 }
+
+/// A refresh finished after another sign-in had replaced the refresh token it redeemed.
+struct SignInChanged: Error {}

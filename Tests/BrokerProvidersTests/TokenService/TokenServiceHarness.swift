@@ -5,7 +5,7 @@ import BrokerTestSupport
 
 /// A `TokenService` over a recording store, a fake transport and a fake clock.
 struct Harness {
-  let store = RecordingStore()
+  let store: RecordingStore
   let time = FakeTime(now: Fixtures.start)
   let warnings = Warnings()
   let transport: FakeTransport
@@ -16,7 +16,8 @@ struct Harness {
     self.init(FakeTransport(replies), config: config)
   }
 
-  init(_ transport: FakeTransport, config: BrokerConfig = Fixtures.config()) {
+  init(_ transport: FakeTransport, config: BrokerConfig = Fixtures.config(), store: RecordingStore = RecordingStore()) {
+    self.store = store
     self.transport = transport
     let warnings = self.warnings
     service = TokenService(
