@@ -31,7 +31,14 @@ struct AgentRequestHandler: Sendable {
 
   /// Runs one hot-path command; `notServed` for anything else, or when the caller reads another
   /// config than this agent (it was started with another `--config`/`TOKENBROKER_CONFIG`).
+  /// A caller in another D-Bus session is not served either, and the agent stops: its keyring
+  /// connection belongs to a session that has most likely ended (a desktop logout), and the
+  /// caller's next call starts an agent in its own session.
   func run(_ request: AgentRequest) async -> AgentReply {
+    if request.bus != (environment["DBUS_SESSION_BUS_ADDRESS"] ?? "") {
+      stop()
+      return .notServed
+    }
     let argv = [request.name] + request.arguments
     guard request.config == config, let route = AgentRoute.classify(argv), route.configFile == nil else {
       return .notServed

@@ -24,6 +24,9 @@ public enum AgentProtocol {
     public static let argument = "arg[]"
     /// `run`: the `--config`/`TOKENBROKER_CONFIG` file as an absolute path, or empty.
     public static let config = "config"
+    /// `run`: the caller's `DBUS_SESSION_BUS_ADDRESS`, or empty. An agent of another D-Bus session
+    /// (its keyring connection belongs to that session) does not serve the call.
+    public static let bus = "bus"
     /// `run`: one line of standard input.
     public static let input = "in[]"
     /// `run`: the last `in[]` line had no LF.

@@ -7,6 +7,8 @@ public struct AgentRequest: Sendable, Equatable {
   public var arguments: [String]
   /// `run`: the explicit config file (absolute), or "" for the default files.
   public var config: String
+  /// `run`: the caller's D-Bus session bus address, or "".
+  public var bus: String
   /// `run`: all of standard input (valid UTF-8, no CR or NUL).
   public var input: [UInt8]
   /// `drop`: the account, or nil for every account.
@@ -14,8 +16,9 @@ public struct AgentRequest: Sendable, Equatable {
 
   public init(
     operation: AgentOperation, name: String = "", arguments: [String] = [], config: String = "",
-    input: [UInt8] = [], account: String? = nil
+    input: [UInt8] = [], account: String? = nil, bus: String = ""
   ) {
+    self.bus = bus
     self.operation = operation
     self.name = name
     self.arguments = arguments
@@ -25,8 +28,10 @@ public struct AgentRequest: Sendable, Equatable {
   }
 
   /// `run` with the given call.
-  public static func run(name: String, arguments: [String], config: String, input: [UInt8]) -> AgentRequest {
-    AgentRequest(operation: .run, name: name, arguments: arguments, config: config, input: input)
+  public static func run(name: String, arguments: [String], config: String, input: [UInt8], bus: String = "")
+    -> AgentRequest
+  {
+    AgentRequest(operation: .run, name: name, arguments: arguments, config: config, input: input, bus: bus)
   }
 
   /// The request's bytes.
@@ -39,6 +44,7 @@ public struct AgentRequest: Sendable, Equatable {
     case .run:
       f.append(CredentialField(K.name, name))
       f.append(CredentialField(K.config, config))
+      f.append(CredentialField(K.bus, bus))
       for a in arguments { f.append(CredentialField(K.argument, a)) }
       try f.appendLines(input, key: K.input, noEOLKey: K.inputNoEOL)
     case .drop:
@@ -61,6 +67,7 @@ public struct AgentRequest: Sendable, Equatable {
       guard let name = m.value(K.name), !name.isEmpty else { throw .badField(K.name) }
       r.name = name
       r.config = m.value(K.config) ?? ""
+      r.bus = m.value(K.bus) ?? ""
       r.arguments = m.values(K.argument)
       r.input = m.lines(K.input, noEOLKey: K.inputNoEOL)
     case .drop:

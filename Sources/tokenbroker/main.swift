@@ -18,7 +18,9 @@ guard config.agentEnabled else { Core.exec() }
 
 var input = StandardInput()
 if route.readsInput { input.read() }
-let request = AgentRequest.run(name: route.name, arguments: route.arguments, config: config.file, input: input.bytes)
+let bus = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) } ?? ""
+let request = AgentRequest.run(
+  name: route.name, arguments: route.arguments, config: config.file, input: input.bytes, bus: bus)
 guard input.complete, let bytes = try? request.encoded() else { Core.exec(replaying: input) }
 
 let endpoint = AgentEndpoint.current

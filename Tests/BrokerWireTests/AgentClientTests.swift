@@ -1,5 +1,7 @@
 import BrokerWire
+import Foundation
 import Glibc
+import Synchronization
 import Testing
 
 @Suite struct AgentClientTests {
@@ -19,8 +21,11 @@ import Testing
     defer { close(client) }
     #expect(AgentClient.exchange(fd: client, request: Array("v=1\nop=status\n".utf8), timeoutMilliseconds: 0) == .timedOut)
     let reply = Array("v=1\nexit=0\n".utf8)
-    // The agent's side: read the request to its end (the client's shutdown), answer, close.
-    let agent = Task.detached { () -> [UInt8] in
+    // The agent's side, on its own thread (a blocking read must not sit on the cooperative pool,
+    // which the blocking exchange below also occupies): read the request to its end (the
+    // client's shutdown), answer, close.
+    let received = Mutex<[UInt8]>([])
+    let agent = Thread {
       var request: [UInt8] = []
       var chunk = [UInt8](repeating: 0, count: 1024)
       while true {
@@ -28,12 +33,13 @@ import Testing
         if n <= 0 { break }
         request += chunk[0..<n]
       }
+      received.withLock { $0 = request }
       _ = reply.withUnsafeBytes { write(server, $0.baseAddress, $0.count) }
       close(server)
-      return request
     }
-    #expect(AgentClient.exchange(fd: client, request: Array("v=1\nop=status\n".utf8), timeoutMilliseconds: 2000) == .reply(reply))
-    #expect(await agent.value == Array("v=1\nop=status\n".utf8))
+    agent.start()
+    #expect(AgentClient.exchange(fd: client, request: Array("v=1\nop=status\n".utf8), timeoutMilliseconds: 30000) == .reply(reply))
+    #expect(received.withLock { $0 } == Array("v=1\nop=status\n".utf8))
   }
 
   @Test func closedWithoutAReplyAndSilentAgentsAreTold() {

@@ -16,7 +16,7 @@ import Testing
 
   @Test func requestStartsWithVersionAndOperation() throws {
     let bytes = try AgentRequest.run(name: "tokenbroker", arguments: ["token", "get", "work"], config: "", input: []).encoded()
-    #expect(text(bytes) == "v=1\nop=run\nname=tokenbroker\nconfig=\narg[]=token\narg[]=get\narg[]=work\n")
+    #expect(text(bytes) == "v=1\nop=run\nname=tokenbroker\nconfig=\nbus=\narg[]=token\narg[]=get\narg[]=work\n")
   }
 
   @Test func otherOperationsRoundTrip() throws {
