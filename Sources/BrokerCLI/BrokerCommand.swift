@@ -25,6 +25,7 @@ public enum BrokerCommand {
     do { globals = try GlobalOptions.extract(from: &rest) } catch {
       return report(error, context: context, verbose: false)
     }
+    if rest.first == "--version" { rest[0] = "version" }  // the spelling most tools accept
     guard let command = rest.first else {
       context.writeError(Help.top)
       return ExitStatus.usage.rawValue

@@ -23,6 +23,7 @@ enum BrowserLogin {
     let name = account.name
     let signIn = BrowserSignIn(port: listener.port, sha256: { SHA256.digest($0) }) { authorization in
       await announce(authorization, account: name, open: open, browser: settings.browser, context: context)
+      context.say("waiting up to \(settings.loginTimeout) s (login-timeout) for the sign-in to finish; Ctrl-C cancels")
       return try await wait(
         for: authorization, account: name, listener: listener, timeout: settings.loginTimeout, context: context,
         verbose: verbose)
@@ -40,6 +41,8 @@ enum BrowserLogin {
       do {
         let program = try await BrowserLauncher.open(url: url, candidates: candidates, environment: context.environment)
         context.say("opened \(TerminalText.clean(program)) to sign in to '\(account)'; if no browser shows up, open \(url)")
+      } catch SystemError.call(_, let program, let reason) {
+        context.say("could not start the browser '\(TerminalText.clean(program))' (\(reason)); to sign in to '\(account)', open \(url)")
       } catch {
         context.say("could not start a browser (\(error)); to sign in to '\(account)', open \(url)")
       }
