@@ -68,8 +68,8 @@ class AzureBrowserLoginTest(BrowserFlows, FlowTestCase):
         self.assertEqual(started[0]["argv_count"], 3)  # fake_browser.py SPEC URL
         self.assertFalse(started[0]["stdin_tty"])
         self.assertEqual(started[0]["sid"], started[0]["pid"])  # its own session
-        self.assertEqual(self.browser_events(log, "redirect")[0]["status"], 200)
-        self.assertIn("received the sign-in", self.browser_events(log, "redirect")[0]["page"])
+        self.assertEqual(self.wait_for_browser_event(log, "redirect")["status"], 200)
+        self.assertIn("received the sign-in", self.wait_for_browser_event(log, "redirect")["page"])
 
         [authorize] = self.authorize_requests()
         params = authorize["query"]
@@ -155,7 +155,7 @@ class AzureBrowserLoginTest(BrowserFlows, FlowTestCase):
         r, log = self.browser_login(decision="decline")
         self.assertEqual(r.returncode, 6, r.stderr)
         self.assertIn("declined", self.message_lines(r.stderr)[-1])
-        self.assertIn("did not complete", self.browser_events(log, "redirect")[0]["page"])
+        self.assertIn("did not complete", self.wait_for_browser_event(log, "redirect")["page"])
         self.assertEqual(self.code_redemptions(), [])
         self.assertEqual(self.keyring_items(), [])
 
