@@ -17,6 +17,8 @@ let package = Package(
       name: "CLibsecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
     .systemLibrary(
       name: "CLibcurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+    .systemLibrary(
+      name: "CLibqrencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
     .target(
       name: "CBrokerShims", dependencies: ["CLibsecret", "CLibcurl"],
       cSettings: [.define("_GNU_SOURCE")]),
@@ -34,7 +36,8 @@ let package = Package(
       name: "BrokerStore", dependencies: ["BrokerCore", "CBrokerShims", "CLibsecret"],
       swiftSettings: strict),
     .target(name: "BrokerProviders", dependencies: ["BrokerCore"], swiftSettings: strict),
-    .target(name: "BrokerSystem", dependencies: ["BrokerCore", "CBrokerShims"], swiftSettings: strict),
+    .target(
+      name: "BrokerSystem", dependencies: ["BrokerCore", "CBrokerShims", "CLibqrencode"], swiftSettings: strict),
     // The resident agent: socket server, peer check, in-memory token cache, single-flight refresh.
     .target(
       name: "BrokerAgent",

@@ -1,4 +1,5 @@
 #include "CBrokerShims.h"
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <fcntl.h>
@@ -48,6 +49,12 @@ int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
 }
 
 int cbroker_disable_dumping(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+int cbroker_terminal_columns(int fd) {
+  struct winsize ws;
+  if (ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0) return -1;
+  return ws.ws_col;
+}
 
 int cbroker_pipe_cloexec_nonblock(int fds[2]) { return pipe2(fds, O_CLOEXEC | O_NONBLOCK); }
 int cbroker_accept_cloexec_nonblock(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK); }

@@ -35,13 +35,9 @@ enum LoginCommand {
       token = try await BrowserLogin.run(
         account: account, loginHint: a.value("login-hint"), open: !a.flag("no-open"), runtime: runtime)
     case .deviceCode:
-      let context = runtime.context
-      token = try await runtime.tokenService().loginWithDeviceCode(account: name) { authorization in
-        let uri = TerminalText.clean(authorization.verificationURI)
-        let code = TerminalText.clean(authorization.userCode)
-        let minutes = max(1, authorization.expiresIn / 60)
-        context.say("to sign in to '\(name)', open \(uri) and enter the code \(code) (valid for \(minutes) min)")
-      }
+      let prompt = DeviceCodePrompt(account: name, context: runtime.context)
+      defer { prompt.finish() }
+      token = try await runtime.tokenService().loginWithDeviceCode(account: name) { prompt.show($0) }
     }
     runtime.context.writeOutput("signed in to \(name) as \(TerminalText.clean(token.identity ?? "an unnamed user"))\n")
     return .success

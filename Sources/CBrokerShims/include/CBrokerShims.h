@@ -28,6 +28,8 @@ CURLcode cbroker_easy_setopt_xferinfo_function(CURL *handle, CURLoption option,
 int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid);
 /// prctl(PR_SET_DUMPABLE, 0): no core dumps, no ptrace by same-uid processes. 0 or -1.
 int cbroker_disable_dumping(void);
+/// The width in columns of the terminal on `fd` (ioctl TIOCGWINSZ, variadic in C), or -1.
+int cbroker_terminal_columns(int fd);
 
 /// GNU-only calls of the loopback sign-in (BrokerSystem): pipe2(O_CLOEXEC | O_NONBLOCK);
 /// accept4(SOCK_CLOEXEC | SOCK_NONBLOCK); the POSIX_SPAWN_SETSID flag; and
