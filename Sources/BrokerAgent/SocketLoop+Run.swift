@@ -22,6 +22,9 @@ extension SocketLoop {
   /// The loop: until stopped (or idle) and every connection is closed.
   func runLoop() {
     var accepting = true
+    // Out of descriptors (EMFILE/ENFILE): the pending connections stay in the backlog and the
+    // listening socket stays readable, so it is left out of `poll` for a moment (no busy loop).
+    var acceptPausedUntil = 0
     while true {
       let now = MonotonicClock.milliseconds
       let (stopping, reads, writes, open, idleSince) = state.withLock { s in
@@ -34,28 +37,34 @@ extension SocketLoop {
       }
       if !accepting && open == 0 { break }
       var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-      if accepting { fds.append(pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)) }
+      let polling = accepting && now >= acceptPausedUntil
+      if polling { fds.append(pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)) }
       for fd in reads { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
       for fd in writes { fds.append(pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)) }
       var timeout = accepting && open == 0 ? max(0, idleSince + idleMilliseconds - now) : 1000
       if !reads.isEmpty || !writes.isEmpty { timeout = min(timeout, 1000) }
+      if accepting && !polling { timeout = min(timeout, max(1, acceptPausedUntil - now)) }
       _ = poll(&fds, nfds_t(fds.count), Int32(min(timeout, 60_000)))
       var byte = [UInt8](repeating: 0, count: 64)
       while Glibc.read(wakeRead, &byte, byte.count) > 0 {}
-      if accepting && fds.count > 1 && fds[1].revents != 0 { acceptAll() }
+      if polling && fds[1].revents != 0 && !acceptAll() { acceptPausedUntil = MonotonicClock.milliseconds + 100 }
       for fd in reads { serviceRead(fd) }
       for fd in writes { serviceWrite(fd) }
     }
   }
 
   /// Accepts every pending connection; refuses (closes unread) any whose peer is another uid.
-  func acceptAll() {
+  /// - Returns: false when `accept` failed otherwise than with "none pending" (out of
+  ///   descriptors): the caller pauses accepting briefly.
+  @discardableResult
+  func acceptAll() -> Bool {
     while true {
       let fd = accept(listenFD, nil, nil)
       if fd < 0 {
         if errno == EINTR || errno == ECONNABORTED { continue }
-        if errno != EAGAIN && errno != EWOULDBLOCK { log("accept failed (\(String(cString: strerror(errno))))") }
-        return
+        if errno == EAGAIN || errno == EWOULDBLOCK { return true }
+        log("accept failed (\(String(cString: strerror(errno))))")
+        return false
       }
       _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
       _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)

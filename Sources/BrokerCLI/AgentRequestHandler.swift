@@ -33,9 +33,10 @@ struct AgentRequestHandler: Sendable {
   /// config than this agent (it was started with another `--config`/`TOKENBROKER_CONFIG`).
   /// A caller in another D-Bus session is not served either, and the agent stops: its keyring
   /// connection belongs to a session that has most likely ended (a desktop logout), and the
-  /// caller's next call starts an agent in its own session.
+  /// caller's next call starts an agent in its own session. A caller without a session bus (a
+  /// cron job) is served with the agent's.
   func run(_ request: AgentRequest) async -> AgentReply {
-    if request.bus != (environment["DBUS_SESSION_BUS_ADDRESS"] ?? "") {
+    if !request.bus.isEmpty && request.bus != (environment["DBUS_SESSION_BUS_ADDRESS"] ?? "") {
       stop()
       return .notServed
     }

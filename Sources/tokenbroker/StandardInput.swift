@@ -19,7 +19,9 @@ struct StandardInput {
     complete = false
     var chunk = [UInt8](repeating: 0, count: 16384)
     while bytes.count <= Self.limit {
-      let n = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+      // Never past `limit + 1` bytes, however the input arrives (short reads from a pipe).
+      let want = min(chunk.count, Self.limit + 1 - bytes.count)
+      let n = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, want) }
       if n < 0 && errno == EINTR { continue }
       if n <= 0 {
         complete = true

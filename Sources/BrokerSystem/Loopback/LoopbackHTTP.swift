@@ -21,7 +21,7 @@ public struct LoopbackRequest: Sendable, Equatable {
   }
 
   /// Parses the head of an HTTP/1.x request (everything up to the blank line).
-  /// - Returns: nil when the request line is malformed.
+  /// - Returns: nil when the request line is malformed or the head has more than one `Host`.
   static func parse(head: [UInt8]) -> LoopbackRequest? {
     let text = String(decoding: head, as: UTF8.self)
     let lines = text.split(separator: "\r\n", omittingEmptySubsequences: false)
@@ -43,6 +43,7 @@ public struct LoopbackRequest: Sendable, Equatable {
     for line in lines.dropFirst() {
       guard let colon = line.firstIndex(of: ":") else { continue }
       if line[..<colon].lowercased() == "host" {
+        guard host == nil else { return nil }  // more than one Host: 400 (RFC 9112 §3.2)
         host = String(line[line.index(after: colon)...]).trimmingSpaces().lowercased()
       }
     }

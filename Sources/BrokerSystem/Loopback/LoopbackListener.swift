@@ -28,7 +28,7 @@ public final class LoopbackListener: Sendable {
   private let closed = Mutex(false)
   /// Seconds one connection may take to send its request head.
   static let connectionTimeout = 10.0
-  /// Connections read at the same time; further ones are closed at once.
+  /// Connections read at the same time; a further one closes the one waiting longest.
   static let maxConnections = 32
 
   /// - Parameters:
@@ -106,9 +106,6 @@ public final class LoopbackListener: Sendable {
           what: "the sign-in redirect listener failed (\(String(cString: strerror(errno))))", remedy: "try again")
       }
       if fds[0].revents != 0 { throw CancellationError() }
-      for (i, fd) in sockets.enumerated() where fds[1 + i].revents != 0 {
-        acceptAll(fd, into: &connections)
-      }
       let base = 1 + sockets.count
       var done: [Int32] = []
       for i in 0..<(fds.count - base) where fds[base + i].revents != 0 {
@@ -125,6 +122,10 @@ public final class LoopbackListener: Sendable {
       done += connections.filter { $0.deadline <= late }.map(\.fd)
       for fd in Set(done) { Glibc.close(fd) }
       connections.removeAll { done.contains($0.fd) || $0.deadline <= late }
+      // After the reads: `fds` and `connections` matched index for index until here.
+      for (i, fd) in sockets.enumerated() where fds[1 + i].revents != 0 {
+        acceptAll(fd, into: &connections)
+      }
     }
   }
 
@@ -132,9 +133,13 @@ public final class LoopbackListener: Sendable {
     while true {
       let fd = cbroker_accept_cloexec_nonblock(listening)
       if fd < 0 { return }  // EAGAIN: none left (or the peer gave up)
-      guard connections.count < Self.maxConnections else {
-        Glibc.close(fd)
-        continue
+      if connections.count >= Self.maxConnections, let oldest = connections.indices.min(by: {
+        connections[$0].deadline < connections[$1].deadline
+      }) {
+        // Full: the connection waiting longest makes room. A browser sends its redirect at once,
+        // so idle or crawling clients holding every slot must not keep it out.
+        Glibc.close(connections[oldest].fd)
+        connections.remove(at: oldest)
       }
       connections.append(Connection(fd: fd, deadline: monotonicSeconds() + Self.connectionTimeout))
     }

@@ -66,6 +66,29 @@ import Testing
     guard case .finished("real") = try await serving.value else { Issue.record("not finished"); return }
   }
 
+  @Test func idleConnectionsInEverySlotDoNotKeepTheRealRequestOut() async throws {
+    let listener = try LoopbackListener(port: nil, ipv6: false)
+    let serving = Task { try await listener.serve(timeout: 20, handler: Self.handler) }
+    var idle: [Int32] = []
+    for _ in 0..<48 { if let fd = LoopbackTestClient.connect(port: listener.port) { idle.append(fd) } }
+    defer { for fd in idle { close(fd) } }
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(await LoopbackTestClient.asyncGet(port: listener.port, "/done?through")?.status == 200)
+    guard case .finished("through") = try await serving.value else { Issue.record("not finished"); return }
+  }
+
+  @Test func twoHostHeadersAreRefused() async throws {
+    let listener = try LoopbackListener(port: nil, ipv6: false)
+    let port = listener.port
+    let serving = Task { try await listener.serve(timeout: 20, handler: Self.handler) }
+    for hosts in [("evil.example", "127.0.0.1:\(port)"), ("127.0.0.1:\(port)", "evil.example")] {
+      let raw = "GET /done?two HTTP/1.1\r\nHost: \(hosts.0)\r\nHost: \(hosts.1)\r\n\r\n"
+      #expect(await LoopbackTestClient.asyncExchange(port: port, raw: raw)?.status == 400)
+    }
+    #expect(await LoopbackTestClient.asyncGet(port: port, "/done?one")?.status == 200)
+    guard case .finished("one") = try await serving.value else { Issue.record("not finished"); return }
+  }
+
   @Test func timesOutAndCloses() async throws {
     let listener = try LoopbackListener(port: nil, ipv6: false)
     let outcome = try await listener.serve(timeout: 0.3, handler: Self.handler)
