@@ -1,4 +1,6 @@
 import BrokerAgent
+import BrokerCore
+import BrokerStore
 import BrokerWire
 import Glibc
 import Synchronization
@@ -23,10 +25,21 @@ struct AgentRequestHandler: Sendable {
       return AgentReply(exit: 0)
     case .drop:
       await cache.drop(account: request.account)
+      for dependent in request.account.map(dependents(of:)) ?? [] { await cache.drop(account: dependent) }
       return AgentReply(exit: 0)
     case .run:
       return await run(request)
     }
+  }
+
+  /// The accounts whose tokens derive from `account`'s sign-in (SharePoint `via`): dropped with
+  /// it (B20). An unreadable config yields none: the caller's own drop still happened.
+  func dependents(of account: String) -> [String] {
+    let paths = BrokerPaths(environment: environment, uid: getuid(), configOverride: config.isEmpty ? nil : config)
+    guard let raw = try? KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit),
+      let parsed = try? ConfigParser.parse(raw)
+    else { return [] }
+    return parsed.accounts.filter { $0.via == account && $0.name != account }.map(\.name)
   }
 
   /// Runs one hot-path command; `notServed` for anything else, or when the caller reads another

@@ -31,8 +31,8 @@ enum Help {
     """
 
   private static let usages: [String: String] = [
-    "login": "usage: tokenbroker login ACCOUNT [--device-code | --browser] [--no-open] [--login-hint H]",
-    "token": "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--format token|header|json|env|exec-credential]",
+    "login": "usage: tokenbroker login ACCOUNT [--device-code | --browser] [--no-open] [--login-hint H] [--cookies-from FILE]",
+    "token": "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--format token|header|json|env|exec-credential|cookiejar]",
     "logout": "usage: tokenbroker logout ACCOUNT | --all",
     "revoke": "usage: tokenbroker revoke ACCOUNT",
     "accounts": "usage: tokenbroker accounts [--json | --names]",
@@ -58,6 +58,8 @@ enum Help {
         --device-code      the device code flow
         --no-open          print the URL instead of starting a browser (implies --browser)
         --login-hint H     suggest this user name to the provider
+        --cookies-from F   sharepoint mode = imported-cookies: take FedAuth and rtFa from F (a
+                           Netscape cookie file or a 'Cookie:' line), check them with the site
       """,
     "token": """
       Prints a valid access token for ACCOUNT, refreshing it silently when less than
@@ -66,7 +68,9 @@ enum Help {
         --scope S          request these scopes instead of the account's (repeatable)
         --min-valid N      the token must stay valid at least N more seconds
         --force-refresh    refresh even if the cached token is still valid
-        --format F         token (default), header, json, env, exec-credential
+        --format F         token (default), header, json, env, exec-credential; cookie
+                           accounts (sharepoint mode = cookie or imported-cookies): token
+                           (name=value pairs), header (Cookie:), json, cookiejar (Netscape file)
       """,
     "logout": "Deletes every stored item of ACCOUNT (or of all accounts). The grant at the provider stays.",
     "agent": """

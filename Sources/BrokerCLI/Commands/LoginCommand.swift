@@ -20,6 +20,7 @@ enum LoginCommand {
     }
     let config = try runtime.config()
     let account = try config.requireAccount(name)
+    if let status = try await CookieLogin.run(a, account: account, runtime: runtime, usage: usage) { return status }
     let flow = chooseFlow(a, account: account, environment: runtime.context.environment)
     let lock = try LoginLock(runtimeDirectory: runtime.paths.runtimeDirectory, account: name)
     defer { withExtendedLifetime(lock) {} }

@@ -14,7 +14,16 @@ enum TokenCommand {
     let account = try a.expectPositionals(["ACCOUNT"])[0]
     let formatName = a.flag("json") ? "json" : (a.value("format") ?? "token")
     guard let format = TokenFormat(rawValue: formatName) else {
-      throw UsageError("unknown format '\(formatName)' (token, header, json, env, exec-credential)", usage: usage)
+      throw UsageError("unknown format '\(formatName)' (token, header, json, env, exec-credential, cookiejar)", usage: usage)
+    }
+    if let account = try runtime.config().account(named: account), account.provider == .sharepoint, account.mode != .bearer {
+      let cookies = try await runtime.tokenService().cookies(account: account.name, forceRefresh: a.flag("force-refresh"))
+      if let warning = cookies.warning { runtime.context.say("warning: " + warning) }
+      runtime.context.writeOutput(try CookieFormat.render(format, cookies, usage: usage))
+      return .success
+    }
+    if format == .cookiejar {
+      throw UsageError("'\(account)' hands out bearer tokens; --format cookiejar is for cookie accounts", usage: usage)
     }
     let scopes = a.values("scope").flatMap(ScopeSet.split)
     let token = try await runtime.accessToken(

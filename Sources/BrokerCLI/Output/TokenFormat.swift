@@ -5,10 +5,15 @@ import BrokerProviders
 enum TokenFormat: String {
   case token, header, json, env
   case execCredential = "exec-credential"
+  /// A Netscape cookie file; cookie accounts only (`CookieFormat`).
+  case cookiejar
 
   /// The text to print on stdout, ending with a newline.
+  /// `cookiejar` renders nothing here: it is for cookie accounts (`CookieFormat`), and
+  /// `TokenCommand` refuses it for bearer tokens before rendering.
   func render(_ t: IssuedToken) -> String {
     switch self {
+    case .cookiejar: return ""
     case .token: return t.accessToken.revealed + "\n"
     case .header: return "Authorization: Bearer " + t.accessToken.revealed + "\n"
     case .env:

@@ -19,6 +19,9 @@ extension TokenService {
     -> IssuedToken
   {
     let account = try config.requireAccount(name)
+    if account.provider == .sharepoint {
+      return try await sharePointBearer(account, minValid: minValid, forceRefresh: forceRefresh)
+    }
     let requested = scopes.flatMap { $0.isEmpty ? nil : $0 } ?? ScopeSet(account.scopes)
     guard !requested.isEmpty else {
       throw ConfigError.invalid(

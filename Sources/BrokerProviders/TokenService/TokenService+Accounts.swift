@@ -20,6 +20,9 @@ extension TokenService {
   /// - Throws: `StoreError`.
   public func eraseHandedOut(account name: String, token: Secret) async throws -> Bool {
     guard !token.isEmpty else { return false }
+    if let sp = config.account(named: name), sp.provider == .sharepoint {
+      return try await eraseSharePoint(sp, token: token)
+    }
     var matched = false
     for key in try await store.keys(account: name) where key.account == name && key.kind == .accessToken {
       guard let secret = try await store.load(key),

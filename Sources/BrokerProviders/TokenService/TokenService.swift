@@ -12,6 +12,9 @@ public struct TokenService: Sendable {
   let time: any TimeSource
   let warn: @Sendable (String) -> Void
   let makeProvider: @Sendable (AccountConfig) throws -> any OAuthProvider
+  /// For requests that are not a provider's (SharePoint cookie exchange and checks); nil in tests
+  /// that need none.
+  let transport: (any HTTPTransport)?
 
   /// - Parameter warn: receives one-line warnings (never a secret), e.g. an access token that could
   ///   not be cached.
@@ -21,7 +24,7 @@ public struct TokenService: Sendable {
   ) {
     let settings = config.settings
     self.init(
-      config: config, store: store, time: time, warn: warn,
+      config: config, store: store, time: time, warn: warn, transport: transport,
       makeProvider: { try Providers.make(for: $0, settings: settings, transport: transport, time: time) })
   }
 
@@ -29,6 +32,7 @@ public struct TokenService: Sendable {
   /// factory throws what `Providers.make` throws.
   public init(
     config: BrokerConfig, store: any SecretStore, time: any TimeSource, warn: @escaping @Sendable (String) -> Void,
+    transport: (any HTTPTransport)? = nil,
     makeProvider: @escaping @Sendable (AccountConfig) throws -> any OAuthProvider
   ) {
     self.config = config
@@ -36,12 +40,19 @@ public struct TokenService: Sendable {
     self.time = time
     self.warn = warn
     self.makeProvider = makeProvider
+    self.transport = transport
   }
 
   /// Deletes every cached access token of `account` (all scope sets); the refresh token stays.
   /// - Throws: `StoreError`.
   public func dropAccessTokens(account: String) async throws {
     try await store.deleteAll(account: account, kind: .accessToken)
+    // SharePoint accounts signed in through this one hold tokens and cookies derived from its
+    // sign-in: they go with it (B20).
+    for dependent in config.accounts where dependent.via == account && dependent.name != account {
+      try await store.deleteAll(account: dependent.name, kind: .accessToken)
+      try await store.deleteAll(account: dependent.name, kind: .cookies)
+    }
   }
 
   // MARK: store helpers

@@ -272,11 +272,13 @@ import Testing
     #expect(try await store.accessRecord(ScopeSet([Fixtures.graph])) == nil)
   }
 
-  @Test func unsupportedProvidersSayWhatToUse() async {
+  /// SharePoint accounts are served from their `via` account (TokenService+SharePointTests); one
+  /// without a usable `site` is a configuration error, not a token request.
+  @Test func sharepointWithoutASiteIsAConfigError() async {
     var sharepoint = AccountConfig(name: "work", provider: .sharepoint)
     sharepoint.scopes = ["https://contoso.sharepoint.com/.default"]
     let h = Harness([], config: Fixtures.config([sharepoint]))
-    let error = await #expect(throws: ProviderError.self) { try await h.get() }
-    guard case .unsupported = error else { Issue.record("got \(String(describing: error))"); return }
+    await #expect(throws: ConfigError.self) { try await h.get() }
+    #expect(h.transport.requests.isEmpty)
   }
 }

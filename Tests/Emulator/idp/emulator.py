@@ -16,6 +16,7 @@ from .google import GoogleProvider
 from .options import Options
 from .reqlog import RequestLog
 from .server import LoopbackServer
+from .sharepoint import SharePoint
 from .store import DEFAULT_USERNAME, GrantStore
 from .web import Route, Router, json_response
 
@@ -47,7 +48,9 @@ class Emulator:
         self.store = GrantStore(self.options, default_username=user or DEFAULT_USERNAME)
         self.faults = FaultInjector()
         self.log = RequestLog()
+        self.sharepoint = SharePoint(self)
         self.router = Router([
+            *self.sharepoint.routes(),
             *GoogleProvider(self.store, self.options).routes(),
             *AzureProvider(self.store, self.options).routes(),
             Route(("GET", "POST"), r"/devicelogin", "devicelogin",
@@ -233,5 +236,6 @@ class Emulator:
             self.options.update(**Options().as_dict())
             self.options.update(**self.initial_options)
             self.store.reset()
+        self.sharepoint.reset()
         self.faults.clear()
         self.log.clear()
