@@ -118,6 +118,27 @@ public enum FormEncoding {
   public static func encode(_ fields: [(String, String)]) -> String {
     fields.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
   }
+  /// Decodes one component: `+` is a space and `%XX` a byte; a stray `%` stays as it is and
+  /// invalid UTF-8 becomes U+FFFD (lenient, for replies and redirects; checks of untrusted input
+  /// that must refuse malformed escapes do their own).
+  public static func decode(_ s: Substring) -> String {
+    var bytes: [UInt8] = []
+    var rest = Array(s.utf8)[...]
+    while let b = rest.popFirst() {
+      if b == UInt8(ascii: "+") {
+        bytes.append(UInt8(ascii: " "))
+      } else if b == UInt8(ascii: "%"), rest.count >= 2,
+        let v = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+      {
+        bytes.append(v)
+        rest = rest.dropFirst(2)
+      } else {
+        bytes.append(b)
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
   /// Percent-encodes everything but `A-Z a-z 0-9 * - . _`, and space as `+`.
   public static func escape(_ s: String) -> String {
     var out = ""

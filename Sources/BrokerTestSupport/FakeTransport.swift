@@ -67,7 +67,7 @@ extension HTTPRequest {
     var out: [String: String] = [:]
     for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      out[Self.formDecode(parts[0])] = parts.count > 1 ? Self.formDecode(parts[1]) : ""
+      out[FormEncoding.decode(parts[0])] = parts.count > 1 ? FormEncoding.decode(parts[1]) : ""
     }
     return out
   }
@@ -75,21 +75,4 @@ extension HTTPRequest {
   /// The body as text (tests only: it may hold secrets).
   public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
-  static func formDecode(_ s: Substring) -> String {
-    var bytes: [UInt8] = []
-    var it = Array(s.utf8)[...]
-    while let b = it.popFirst() {
-      if b == UInt8(ascii: "+") {
-        bytes.append(UInt8(ascii: " "))
-      } else if b == UInt8(ascii: "%"), it.count >= 2,
-        let v = UInt8(String(decoding: it.prefix(2), as: UTF8.self), radix: 16)
-      {
-        bytes.append(v)
-        it = it.dropFirst(2)
-      } else {
-        bytes.append(b)
-      }
-    }
-    return String(decoding: bytes, as: UTF8.self)
-  }
 }

@@ -65,3 +65,12 @@ import Testing
     #expect(FormEncoding.encode([("scope", "a b/c"), ("x", "é&=")]) == "scope=a+b%2Fc&x=%C3%A9%26%3D")
   }
 }
+
+@Suite struct FormDecodingTests {
+  @Test func decodesPlusPercentAndKeepsStrayPercent() {
+    #expect(FormEncoding.decode("a+b%2Fc%C3%A9") == "a b/cé")
+    #expect(FormEncoding.decode("100%") == "100%")
+    #expect(FormEncoding.decode("%zz") == "%zz")
+    #expect(FormEncoding.decode(Substring(FormEncoding.escape("x y&=é/%"))) == "x y&=é/%")
+  }
+}

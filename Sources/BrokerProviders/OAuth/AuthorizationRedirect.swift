@@ -59,28 +59,11 @@ public enum AuthorizationRedirect {
     var out: [String: [String]] = [:]
     for pair in query.split(separator: "&") where !pair.isEmpty {
       let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      out[decode(parts[0]), default: []].append(parts.count > 1 ? decode(parts[1]) : "")
+      out[FormEncoding.decode(parts[0]), default: []].append(parts.count > 1 ? FormEncoding.decode(parts[1]) : "")
     }
     return out
   }
 
-  static func decode(_ s: Substring) -> String {
-    var bytes: [UInt8] = []
-    var rest = Array(s.utf8)[...]
-    while let b = rest.popFirst() {
-      if b == UInt8(ascii: "+") {
-        bytes.append(UInt8(ascii: " "))
-      } else if b == UInt8(ascii: "%"), rest.count >= 2,
-        let v = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
-      {
-        bytes.append(v)
-        rest = rest.dropFirst(2)
-      } else {
-        bytes.append(b)
-      }
-    }
-    return String(decoding: bytes, as: UTF8.self)
-  }
 
   /// Compares without an early exit, so timing does not tell how much of `state` was right.
   static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
