@@ -14,6 +14,7 @@ import time
 import unittest
 
 from flows import FlowTestCase
+from harness import TOKENBROKER
 
 
 class SharePointTestCase(FlowTestCase):
@@ -95,6 +96,21 @@ hosts = sp.example.test
         self.assertEqual(self.run_broker("logout", "work").returncode, 0)
         r = self.token_get("intranet", code=3)
         self.assertIn(b"tokenbroker login work", r.stderr)
+
+    def test_rclone_lists_a_webdav_folder_with_bearer_token_command(self):
+        """rclone's webdav backend (Debian's rclone) with `bearer_token_command = tokenbroker token
+        get ACCOUNT` lists a folder of the site; without the command it is refused."""
+        conf = os.path.join(self.tmp, "rclone.conf")
+        with open(conf, "w") as f:
+            f.write(f"[sp]\ntype = webdav\nurl = {self.site}/sites/team/Shared Documents\nvendor = other\n"
+                    f"bearer_token_command = {TOKENBROKER} token get intranet\n\n"
+                    f"[nobody]\ntype = webdav\nurl = {self.site}/sites/team/Shared Documents\nvendor = other\n")
+        rclone = ["rclone", "--config", conf, "--ca-cert", self.ca_file, "--low-level-retries", "1", "--retries", "1"]
+        r = subprocess.run(rclone + ["lsf", "sp:"], env=self.env(), capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(r.stdout.decode().split()), ["notes/", "report.txt"])
+        r = subprocess.run(rclone + ["lsf", "nobody:"], env=self.env(), capture_output=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
 
     def test_cookiejar_is_refused_for_bearer(self):
         r = self.token_get("intranet", "--format", "cookiejar", code=64)

@@ -77,7 +77,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self._dispatch()
 
-    do_POST = do_PUT = do_DELETE = do_HEAD = do_GET
+    do_POST = do_PUT = do_DELETE = do_HEAD = do_PROPFIND = do_GET
 
     def _read_body(self):
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

@@ -5,6 +5,9 @@ One site per origin: the site is `req.base_url` (e.g. `https://127.0.0.1:PORT`).
 - `POST /_api/SP.OAuth.NativeClient/Authenticate` with `Authorization: Bearer T`: T must be a live
   emulator access token whose audience is the site; answers 200 with
   `Set-Cookie: SPOIDCRL=…; path=/; secure; HttpOnly; expires=…` (lifetime `spoidcrl_lifetime` s).
+- `PROPFIND` (WebDAV, RFC 4918) of `/sites/team/Shared Documents/` and below: a fixed folder
+  (`report.txt`, `notes/`) as a 207 multistatus, with the same credentials as `/_api/web`; what
+  rclone's webdav backend lists.
 - `GET /_api/web` (also `/_api/web/...`): 200 with a small JSON body for a live `SPOIDCRL`, a live
   `FedAuth` plus `rtFa` pair, or a bearer token for the site; 401 without any credential; 403 with
   `X-MSDAVEXT_Error: 917656; …` for expired or unknown cookies (rclone#2562).
@@ -45,6 +48,7 @@ class SharePoint:
         return [
             Route(("POST",), r"/_api/SP\.OAuth\.NativeClient/Authenticate", "sp.authenticate", self.authenticate),
             Route(("GET", "HEAD"), r"/_api/web(?:/.*)?", "sp.web", self.web),
+            Route(("PROPFIND",), r"/sites/team/(?P<path>.*)", "sp.dav", self.propfind),
         ]
 
     # -- control (used by tests) --------------------------------------------------------
@@ -105,15 +109,49 @@ class SharePoint:
         return json_response({"d": {"Authenticate": None}}, 200, {"Set-Cookie": cookie})
 
     def web(self, req):
+        refusal = self._refusal(req)
+        return refusal or self._ok(req)
+
+    # A fixed document library: path (below /sites/team/, decoded) -> size, or None for a folder.
+    LIBRARY = {"Shared Documents/": None, "Shared Documents/report.txt": 12, "Shared Documents/notes/": None}
+
+    def propfind(self, req, path):
+        refusal = self._refusal(req)
+        if refusal:
+            return refusal
+        from urllib.parse import quote, unquote
+        path = unquote(path)
+        if path and not path.endswith("/") and path + "/" in self.LIBRARY:
+            path += "/"
+        if path not in self.LIBRARY:
+            return Response(404, b"", "text/plain")
+        entries = [path]
+        if self.LIBRARY[path] is None and req.headers.get("depth", "1") != "0":
+            entries += sorted(p for p in self.LIBRARY if p != path and p.startswith(path)
+                              and "/" not in p[len(path):].rstrip("/"))
+        date = formatdate(time.time(), usegmt=True)
+        parts = []
+        for p in entries:
+            size = self.LIBRARY[p]
+            kind = "<D:resourcetype><D:collection/></D:resourcetype>" if size is None else (
+                f"<D:resourcetype/><D:getcontentlength>{size}</D:getcontentlength>")
+            parts.append(f"<D:response><D:href>/sites/team/{quote(p)}</D:href><D:propstat><D:prop>{kind}"
+                         f"<D:getlastmodified>{date}</D:getlastmodified></D:prop>"
+                         "<D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>")
+        body = '<?xml version="1.0" encoding="utf-8"?><D:multistatus xmlns:D="DAV:">' + "".join(parts) + "</D:multistatus>"
+        return Response(207, body.encode(), 'application/xml; charset="utf-8"')
+
+    def _refusal(self, req):
+        """None when the request carries a live credential for the site, else the refusal."""
         if self._bearer(req):
-            return self._ok(req)
+            return None
         jar = parse_cookies(req.headers.get("cookie"))
         with self.lock:
             if "SPOIDCRL" in jar and self._live("SPOIDCRL", jar["SPOIDCRL"], req.base_url):
-                return self._ok(req)
+                return None
             if ("FedAuth" in jar and "rtFa" in jar and self._live("FedAuth", jar["FedAuth"], req.base_url)
                     and self._live("rtFa", jar["rtFa"], req.base_url)):
-                return self._ok(req)
+                return None
         if not jar and "authorization" not in req.headers:
             return json_response({"error": {"message": "Unauthorized"}}, 401)
         return Response(403, b'{"error":{"message":"Access denied."}}', "application/json",
