@@ -254,6 +254,49 @@ cookie-lifetime = 2
         self.assertEqual(r.returncode, code, r.stderr)
         return r
 
+    def test_pasted_cookies_on_a_terminal(self):
+        """On a terminal, login opens Authenticate.aspx and reads the pasted FedAuth and rtFa
+        values with echo off; they are checked at the site and stored; off a terminal, login says
+        to use --cookies-from."""
+        import pty
+        import select
+        fedauth, rtfa, _ = self.emu.sharepoint.add_cookies(3 * 86400)
+        master, slave = pty.openpty()
+        p = subprocess.Popen([TOKENBROKER, "login", "spi", "--no-open"], stdin=slave, stdout=subprocess.PIPE,
+                             stderr=slave, env=self.env())
+        os.close(slave)
+        text = ""
+
+        def read_until(needle):
+            nonlocal text
+            deadline = time.time() + 30
+            while needle not in text and time.time() < deadline:
+                if select.select([master], [], [], 0.2)[0]:
+                    text += os.read(master, 4096).decode(errors="replace")
+            self.assertIn(needle, text)
+
+        read_until("FedAuth value")
+        self.assertIn("/_layouts/15/Authenticate.aspx?Source=/", text)
+        os.write(master, fedauth.encode() + b"\n")
+        read_until("rtFa value")
+        os.write(master, rtfa.encode() + b"\n")
+        out, _ = p.communicate(timeout=30)
+        try:
+            while select.select([master], [], [], 0.2)[0]:
+                text += os.read(master, 4096).decode(errors="replace")
+        except OSError:
+            pass
+        os.close(master)
+        self.assertEqual(p.returncode, 0, text)
+        self.assertIn(b"stored FedAuth, rtFa for spi", out)
+        self.assertNotIn(fedauth, text)  # echo was off
+        self.assertNotIn(rtfa, text)
+        self.assertEqual(self.token_get("spi", "--format", "header").stdout,
+                         ("Cookie: FedAuth=%s; rtFa=%s\n" % (fedauth, rtfa)).encode())
+        r = self.run_broker("login", "spi", timeout=30)
+        self.assertEqual(r.returncode, 64)
+        self.assertIn(b"--cookies-from", r.stderr)
+
     def test_imported_cookies_end_to_end(self):
         path, fedauth, rtfa = self.cookie_file(3 * 86400)
         login = self.login_cookies("spi", path)

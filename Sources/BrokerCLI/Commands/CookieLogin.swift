@@ -24,12 +24,18 @@ enum CookieLogin {
       throw ProviderError.unsupported(
         "'\(account.name)' signs in through the azure account '\(via)'; run 'tokenbroker login \(via)'")
     }
-    guard let path = a.value("cookies-from") else {
+    let text: String
+    if let path = a.value("cookies-from") {
+      guard let file = readFile(path) else {
+        throw UsageError("cannot read the cookie file '\(path)' (missing, unreadable or over 1 MiB); check the path", usage: usage)
+      }
+      text = file
+    } else if runtime.context.isInteractive {
+      text = try await CookiePaste.ask(account: account, open: !a.flag("no-open"), runtime: runtime)
+    } else {
       throw UsageError(
-        "pasting cookies is not supported yet; export the site's cookies and pass --cookies-from FILE", usage: usage)
-    }
-    guard let text = readFile(path) else {
-      throw UsageError("cannot read the cookie file '\(path)' (missing, unreadable or over 1 MiB); check the path", usage: usage)
+        "not on a terminal: export the site's cookies and pass --cookies-from FILE (a Netscape cookie file or a 'Cookie:' line)",
+        usage: usage)
     }
     let cookies = try await runtime.tokenService().importCookies(account: account.name, text: text)
     let names = cookies.cookies.map(\.name).joined(separator: ", ")
