@@ -218,6 +218,18 @@ cookie-lifetime = 2
         self.assertNotEqual(first, second)
         self.assertEqual(len(self.authenticate_calls()), 2)
 
+    def test_renewed_silently_before_it_expires_at_the_site(self):
+        """The site sets SPOIDCRL to expire soon (here 302 s, inside refresh-margin 300 after two
+        seconds): token get renews it silently and curl keeps getting in."""
+        self.emu.sharepoint.spoidcrl_lifetime = 302
+        first = self.spoidcrl()
+        time.sleep(2.5)
+        self.emu.sharepoint.spoidcrl_lifetime = 3600
+        second = self.spoidcrl()
+        self.assertNotEqual(first, second)
+        self.assertEqual(self.curl_web("-b", "SPOIDCRL=" + second)[0], 200)
+        self.assertEqual(len(self.authenticate_calls()), 2)
+
     def test_env_format_is_refused(self):
         self.token_get("spc", "--format", "env", code=64)
 
