@@ -402,5 +402,48 @@ via = work
         self.assertNotEqual(tokens[self.site + "/.default"], tokens[self.other + "/.default"])
 
 
+class TwoTenantsTest(SharePointTestCase):
+    """Two tenants: sites signed in through two Azure accounts of different tenants (and users)
+    never get each other's tokens or cookies."""
+    sp_accounts = """
+[account other-tenant]
+provider = azure
+tenant = fabrikam.example
+client-id = 22222222-3333-4444-5555-666666666666
+authority = {site}
+
+[account spa]
+provider = sharepoint
+site = {site}
+via = work
+mode = cookie
+
+[account spf]
+provider = sharepoint
+site = {other}
+via = other-tenant
+mode = cookie
+"""
+
+    def test_each_tenant_keeps_its_own_tokens_and_cookies(self):
+        self.signed_in()
+        self.emu.set_user("user2@fabrikam.example", tid="fabrikam-tid")
+        r = self.login_and_approve("other-tenant")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        a = self.token_get("spa", "--format", "header").stdout
+        f = self.token_get("spf", "--format", "header").stdout
+        self.assertNotEqual(a, f)
+        self.assertEqual(self.curl_web("-H", "@-", input=a)[0], 200)
+        self.assertEqual(self.curl_web("-H", "@-", input=f)[0], 403)
+        users = {self.emu.validate_access_token(t)["username"]
+                 for acct in ("work", "other-tenant") for t in self.cached_access_tokens(acct).values()}
+        self.assertEqual(users, {"user1@example.test", "user2@fabrikam.example"})
+        self.assertEqual(self.cached_access_tokens("spa"), {})
+        # Signing the first tenant out takes its site's cookie with it, not the other's.
+        self.assertEqual(self.run_broker("logout", "work").returncode, 0)
+        self.token_get("spa", code=3)
+        self.assertEqual(self.token_get("spf", "--format", "header").stdout, f)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -22,8 +22,9 @@ enum CookiePaste {
   }
 
   private static func value(_ name: String, context: ProcessContext) throws -> String {
-    context.writeError("tokenbroker: paste the \(name) value (not shown) and press Enter: ")
-    let line = readLineWithoutEcho().trimmingSpaces()
+    let line = readLineWithoutEcho {
+      context.writeError("tokenbroker: paste the \(name) value (not shown) and press Enter: ")
+    }.trimmingSpaces()
     context.writeError("\n")
     let ok = !line.isEmpty && line.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != ";" && $0 != "," }
     guard ok else {
@@ -32,8 +33,9 @@ enum CookiePaste {
     return line
   }
 
-  /// One line from standard input with the terminal's echo off (restored afterwards).
-  private static func readLineWithoutEcho() -> String {
+  /// One line from standard input with the terminal's echo off (restored afterwards); `prompt`
+  /// is shown once echo is off, so nothing typed ahead of it is echoed either.
+  private static func readLineWithoutEcho(prompt: () -> Void) -> String {
     var saved = termios()
     let isTerminal = tcgetattr(0, &saved) == 0
     if isTerminal {
@@ -42,6 +44,7 @@ enum CookiePaste {
       tcsetattr(0, TCSANOW, &quiet)
     }
     defer { if isTerminal { tcsetattr(0, TCSANOW, &saved) } }
+    prompt()
     var bytes: [UInt8] = []
     var byte: UInt8 = 0
     while bytes.count < 16384, read(0, &byte, 1) == 1, byte != 0x0A { bytes.append(byte) }
