@@ -21,14 +21,12 @@ public protocol OAuthProvider: Sendable {
   func pollDeviceAuthorization(_ authorization: DeviceAuthorization, scopes: ScopeSet, timeout: Int) async throws
     -> TokenGrant
 
-  /// Redeems a refresh token for an access token for `scopes` (RFC 6749 §6).
+  /// Redeems a refresh token for an access token for `scopes` (RFC 6749 §6), as the client that
+  /// obtained it (a refresh token must be redeemed by its own client; nil: the account's
+  /// `client-id`).
   /// - Throws: `RefreshTokenRejected` when the refresh token itself is dead (`invalid_grant`);
   ///   `ProviderError.signInRequired` when an interactive step is needed for this resource (the
   ///   refresh token stays good); `.unavailable` after retries; `.rejected` for config problems.
-  func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant
-
-  /// As `refresh(_:scopes:)`, with the client that obtained the refresh token (a refresh token
-  /// must be redeemed by its own client; nil: the account's `client-id`).
   func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant
 
   /// Where the loopback redirect of a browser sign-in points.
@@ -66,8 +64,9 @@ public enum RevocationOutcome: Sendable, Equatable {
 }
 
 extension OAuthProvider {
-  public func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
-    try await refresh(refreshToken, scopes: scopes)
+  /// `refresh(_:scopes:clientID:)` as the account's own `client-id`.
+  public func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant {
+    try await refresh(refreshToken, scopes: scopes, clientID: nil)
   }
 
   public var loopbackHost: LoopbackHost { .ipv4 }

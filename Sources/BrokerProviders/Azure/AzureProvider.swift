@@ -38,12 +38,7 @@ public struct AzureProvider: OAuthProvider {
     try await AzureDeviceCodeFlow(provider: self).poll(authorization, scopes: scopes, timeout: timeout)
   }
 
-  /// `grant_type=refresh_token` at `…/token` (protocols.md §2.4).
-  public func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant {
-    try await AzureRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes, clientID: nil)
-  }
-
-  /// As `refresh(_:scopes:)` with the client that obtained the token (nil: `client-id`).
+  /// `grant_type=refresh_token` at `…/token` (protocols.md §2.4), as `clientID` (nil: `client-id`).
   public func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
     try await AzureRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes, clientID: clientID)
   }

@@ -60,10 +60,6 @@ public struct GoogleProvider: OAuthProvider {
     try await GoogleDeviceCodeFlow(provider: self).poll(authorization, scopes: scopes, timeout: timeout)
   }
 
-  public func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant {
-    try await GoogleRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes, clientID: nil)
-  }
-
   public func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
     try await GoogleRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes, clientID: clientID)
   }

@@ -255,7 +255,7 @@ import Testing
       func pollDeviceAuthorization(_ a: DeviceAuthorization, scopes: ScopeSet, timeout: Int) async throws -> TokenGrant {
         throw CancellationError()
       }
-      func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant {
+      func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
         TokenGrant(accessToken: Secret("AT-OLD"), expiresOn: 5, refreshToken: Secret("RT2"), scopes: scopes.items, identity: nil)
       }
     }
