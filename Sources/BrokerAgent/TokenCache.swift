@@ -21,8 +21,9 @@ public struct TokenCacheKey: Sendable, Hashable {
 ///   token before it returns the access token); every caller for that key arriving meanwhile,
 ///   `--force-refresh` ones included, awaits that fetch. Fetches of one account run one after the
 ///   other, so two scope sets never redeem the same refresh token at once.
-/// - `drop(account:)` forgets the account's tokens at once, and a fetch that was running then is
-///   not cached (its callers still get its answer: they asked before the drop).
+/// - `drop(account:)` forgets the account's tokens at once; a fetch that was running then is not
+///   cached and no later caller joins it (its callers still get its answer: they asked before the
+///   drop), so nothing of the old sign-in is handed out after a logout or a new login (B20).
 public actor TokenCache {
   private struct Entry {
     var token: IssuedToken
@@ -69,6 +70,7 @@ public actor TokenCache {
     let accounts = account.map { [$0] } ?? Array(Set(entries.keys.map(\.account)).union(flights.keys.map(\.account)))
     for name in accounts { generations[name, default: 0] += 1 }
     entries = entries.filter { key, _ in account != nil && key.account != account }
+    flights = flights.filter { key, _ in account != nil && key.account != account }
   }
 
   /// Forgets the cached tokens of `account` equal to `token` (git `erase` of a token we handed out).

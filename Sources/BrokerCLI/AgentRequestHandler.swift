@@ -53,6 +53,10 @@ struct AgentRequestHandler: Sendable {
       stop()
       return .notServed
     }
+    // A replaced keyring daemon or a collection locked meanwhile is seen as a new
+    // tokenbroker-core process would see it: libsecret's cached connection is made anew once per
+    // request (a request served from memory never connects at all).
+    LibsecretStore.forgetConnection()
     let argv = [request.name] + request.arguments
     guard request.config == config, let route = AgentRoute.classify(argv), route.configFile == nil else {
       return .notServed

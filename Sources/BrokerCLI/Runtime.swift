@@ -38,19 +38,18 @@ final class Runtime {
       // private runtime directory (B06); without a usable directory they write unlocked.
       let directory = paths.runtimeDirectory
       let lock = (try? RuntimeDirectory.ensure(directory)).map { directory + "/keyring.lock" }
-      let store = LibsecretStore(writeLock: lock)
-      return forProcess(store, inAgent: FreshConnectionStore(base: store))
+      return forProcess(LibsecretStore(writeLock: lock))
     case .file:
       let context = self.context
-      let store = FileStore(path: paths.tokenFile, warn: { context.say($0) })
-      return forProcess(store, inAgent: store)
+      return forProcess(FileStore(path: paths.tokenFile, warn: { context.say($0) }))
     }
   }
 
   /// Outside the agent, changes to the store are followed by a notice to a running agent
-  /// (`AgentNoticeStore`); inside it (a long-running process) the store is `inAgent`.
-  private func forProcess(_ store: any SecretStore, inAgent: any SecretStore) -> any SecretStore {
-    context.tokenSource == nil ? AgentNoticeStore(base: store, socketPath: paths.agentSocket) : inAgent
+  /// (`AgentNoticeStore`); inside it, by a drop from the agent's own memory (`AgentStore`).
+  private func forProcess(_ store: any SecretStore) -> any SecretStore {
+    if let shared = context.tokenSource as? SharedTokenSource { return AgentStore(base: store, cache: shared.cache) }
+    return AgentNoticeStore(base: store, socketPath: paths.agentSocket)
   }
 
   /// `token get`, git and docker `get`: through the agent's shared cache inside the agent,

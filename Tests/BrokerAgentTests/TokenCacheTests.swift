@@ -167,6 +167,21 @@ final class Counter: Sendable {
     #expect(await cache.count == 0)
   }
 
+  /// B20: a caller arriving after a drop never joins the fetch that began before it.
+  @Test func aCallerAfterTheDropStartsItsOwnFetch() async throws {
+    let cache = TokenCache(time: time)
+    let fetcher = FakeFetcher(time: time, holds: true)
+    async let first = get(cache, fetcher)
+    while fetcher.calls == 0 { await Task.yield() }
+    await cache.drop(account: "work")
+    async let second = get(cache, fetcher)
+    fetcher.release()  // fetches of one account run one after the other: the first ends, then
+    while fetcher.calls < 2 { await Task.yield() }  // a second one runs, not the first one joined
+    fetcher.release()
+    #expect(try await first == "AT1")
+    #expect(try await second == "AT2")
+  }
+
   @Test func erasedTokenIsDroppedOnlyWhenItMatches() async throws {
     let cache = TokenCache(time: time)
     let fetcher = FakeFetcher(time: time)
