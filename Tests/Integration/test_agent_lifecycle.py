@@ -152,7 +152,8 @@ class KilledAgentTest(AgentTestCase):
         p = subprocess.Popen([TOKENBROKER, "token", "get", "work", "--force-refresh"], env=self.env(),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.addCleanup(self._reap, p)
-        time.sleep(1.0)  # the agent is now waiting for the delayed refresh
+        # The agent is now waiting for the delayed refresh (the emulator logs it on arrival).
+        self.wait_until(lambda: self.refresh_requests(), what="the refresh to reach the emulator")
         os.kill(pid, signal.SIGKILL)
         r = self.finish(p)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -97,6 +97,7 @@ class LockedKeyringTest(KeyringTestCase):
                   if i["attributes"].get("kind") == "access-token"]
         self.assertEqual(len(cached), 1)
         before = len(self.emu.requests())
+        items_before = sorted(json.dumps(i, sort_keys=True) for i in self.keyring_items())
         self.bus.lock_login_collection()
         self.assertTrue(self.bus.collection_locked())
 
@@ -118,6 +119,8 @@ class LockedKeyringTest(KeyringTestCase):
 
         self.bus.unlock_login_collection()
         self.assertEqual(self.refresh_token_secret(), rt_doc)
+        items_after = sorted(json.dumps(i, sort_keys=True) for i in self.keyring_items())
+        self.assertEqual(items_after, items_before)  # the access-token item too
         r = self.run_broker("token", "get", "work", "--force-refresh")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(self.emu.validate_access_token(r.stdout.decode().strip()))
