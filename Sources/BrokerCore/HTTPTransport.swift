@@ -1,18 +1,22 @@
-/// One HTTP header line.
-public struct HTTPHeader: Sendable, Equatable {
+/// One HTTP header line. Its description shows the name only: values such as `Authorization` and
+/// `Cookie` carry secrets.
+public struct HTTPHeader: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
   public var name: String
   public var value: String
   public init(_ name: String, _ value: String) {
     self.name = name
     self.value = value
   }
+  public var description: String { "\(name): <redacted>" }
+  public var customMirror: Mirror { Mirror(self, children: ["name": name]) }
 }
 
 /// An HTTP request as the providers build it.
 ///
 /// `url` must be `https://`, or `http://` for a loopback host (127.0.0.0/8, ::1, localhost);
-/// transports refuse anything else with `HTTPError.insecureURL`.
-public struct HTTPRequest: Sendable {
+/// transports refuse anything else with `HTTPError.insecureURL`. Its description shows the method
+/// and the URL without its query: the body and headers may carry secrets.
+public struct HTTPRequest: Sendable, CustomStringConvertible, CustomReflectable {
   public var method: String
   public var url: String
   public var headers: [HTTPHeader]
@@ -37,6 +41,11 @@ public struct HTTPRequest: Sendable {
     self.totalTimeout = totalTimeout
     self.caFiles = caFiles
   }
+
+  public var description: String {
+    "\(method) \(url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url)"
+  }
+  public var customMirror: Mirror { Mirror(self, children: ["request": description]) }
 
   /// A `POST` of `application/x-www-form-urlencoded` fields (RFC 6749 §4.1.3 and others).
   public static func form(

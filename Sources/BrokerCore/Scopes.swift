@@ -25,7 +25,4 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
   public static func split(_ list: String) -> [String] {
     list.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
   }
-
-  /// This set with `extra` scopes added.
-  public func adding(_ extra: [String]) -> ScopeSet { ScopeSet(items + extra) }
 }

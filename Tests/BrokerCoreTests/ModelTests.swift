@@ -74,3 +74,17 @@ import Testing
     #expect(FormEncoding.decode(Substring(FormEncoding.escape("x y&=é/%"))) == "x y&=é/%")
   }
 }
+
+@Suite struct HTTPRedactionTests {
+  @Test func requestsAndHeadersNeverPrintTheirSecrets() {
+    let r = HTTPRequest.form(url: "https://login.example/t/token?x=SENTINEL-Q", fields: [("refresh_token", "SENTINEL-RT")])
+    var withHeader = r
+    withHeader.headers.append(HTTPHeader("Authorization", "Bearer SENTINEL-AT"))
+    var dumped = ""
+    dump(withHeader, to: &dumped)
+    for text in ["\(withHeader)", String(reflecting: withHeader), dumped, "\(withHeader.headers)"] {
+      #expect(!text.contains("SENTINEL"), "\(text)")
+    }
+    #expect("\(r)" == "POST https://login.example/t/token")
+  }
+}

@@ -27,7 +27,6 @@ extension TokenService {
       throw ConfigError.invalid(
         file: "config", group: "account \(name)", key: "scopes", problem: "empty; list the scopes to request, or pass --scope")
     }
-    let provider = try makeProvider(account)
     let needed = Int64(max(config.settings.refreshMargin, minValid ?? 0))
 
     if !forceRefresh, let cached = try await loadAccessRecord(name, requested), cached.expiresOn - time.now >= needed {
@@ -41,6 +40,7 @@ extension TokenService {
         expiresOn: cached.expiresOn, scopes: requested.items, identity: record.identity)
     }
 
+    let provider = try makeProvider(account)  // only now: a cached token needs no provider
     var attempts = 0
     while true {
       attempts += 1
