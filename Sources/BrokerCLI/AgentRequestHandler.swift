@@ -65,6 +65,7 @@ struct AgentRequestHandler: Sendable {
     let error = Mutex<[UInt8]>([])
     var environment = self.environment
     environment["TOKENBROKER_CONFIG"] = config.isEmpty ? nil : config
+    for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
     let input = request.input
     var context = ProcessContext(
       environment: environment, uid: getuid(), readInput: { limit in input.count > limit ? nil : input },

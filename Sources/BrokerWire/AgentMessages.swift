@@ -9,6 +9,10 @@ public enum AgentProtocol {
   public static let version = "1"
   /// The largest request or reply, in bytes.
   public static let maxMessageBytes = 65536
+  /// The caller's variables that a `run` request carries, because the command's answer depends on
+  /// them and the agent runs every command in its own environment: `KUBERNETES_EXEC_INFO` (the
+  /// ExecCredential apiVersion kubectl expects, interface.md §3).
+  public static let forwardedEnvironment = ["KUBERNETES_EXEC_INFO"]
   /// The `exit` value that means "not served here: run tokenbroker-core yourself".
   public static let notServed: Int32 = -1
 
@@ -27,6 +31,9 @@ public enum AgentProtocol {
     /// `run`: the caller's `DBUS_SESSION_BUS_ADDRESS`, or empty. An agent of another D-Bus session
     /// (its keyring connection belongs to that session) does not serve the call.
     public static let bus = "bus"
+    /// `run`: one variable of the caller's environment, `NAME=VALUE`; only the names in
+    /// `AgentProtocol.forwardedEnvironment` travel, and the agent takes no other.
+    public static let environment = "env[]"
     /// `run`: one line of standard input.
     public static let input = "in[]"
     /// `run`: the last `in[]` line had no LF.

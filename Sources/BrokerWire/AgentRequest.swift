@@ -9,6 +9,9 @@ public struct AgentRequest: Sendable, Equatable {
   public var config: String
   /// `run`: the caller's D-Bus session bus address, or "".
   public var bus: String
+  /// `run`: the caller's values of `AgentProtocol.forwardedEnvironment` that are set (others are
+  /// neither sent nor taken).
+  public var environment: [String: String]
   /// `run`: all of standard input (valid UTF-8, no CR or NUL).
   public var input: [UInt8]
   /// `drop`: the account, or nil for every account.
@@ -16,9 +19,10 @@ public struct AgentRequest: Sendable, Equatable {
 
   public init(
     operation: AgentOperation, name: String = "", arguments: [String] = [], config: String = "",
-    input: [UInt8] = [], account: String? = nil, bus: String = ""
+    input: [UInt8] = [], account: String? = nil, bus: String = "", environment: [String: String] = [:]
   ) {
     self.bus = bus
+    self.environment = environment.filter { AgentProtocol.forwardedEnvironment.contains($0.key) }
     self.operation = operation
     self.name = name
     self.arguments = arguments
@@ -28,10 +32,13 @@ public struct AgentRequest: Sendable, Equatable {
   }
 
   /// `run` with the given call.
-  public static func run(name: String, arguments: [String], config: String, input: [UInt8], bus: String = "")
-    -> AgentRequest
-  {
-    AgentRequest(operation: .run, name: name, arguments: arguments, config: config, input: input, bus: bus)
+  public static func run(
+    name: String, arguments: [String], config: String, input: [UInt8], bus: String = "",
+    environment: [String: String] = [:]
+  ) -> AgentRequest {
+    AgentRequest(
+      operation: .run, name: name, arguments: arguments, config: config, input: input, bus: bus,
+      environment: environment)
   }
 
   /// The request's bytes.
@@ -46,6 +53,7 @@ public struct AgentRequest: Sendable, Equatable {
       f.append(CredentialField(K.config, config))
       f.append(CredentialField(K.bus, bus))
       for a in arguments { f.append(CredentialField(K.argument, a)) }
+      for (k, v) in environment.sorted(by: { $0.key < $1.key }) { f.append(CredentialField(K.environment, k + "=" + v)) }
       try f.appendLines(input, key: K.input, noEOLKey: K.inputNoEOL)
     case .drop:
       if let account { f.append(CredentialField(K.account, account)) }
@@ -69,6 +77,12 @@ public struct AgentRequest: Sendable, Equatable {
       r.config = m.value(K.config) ?? ""
       r.bus = m.value(K.bus) ?? ""
       r.arguments = m.values(K.argument)
+      for pair in m.values(K.environment) {
+        guard let eq = pair.firstIndex(of: "="), AgentProtocol.forwardedEnvironment.contains(String(pair[..<eq])) else {
+          continue
+        }
+        r.environment[String(pair[..<eq])] = String(pair[pair.index(after: eq)...])
+      }
       r.input = m.lines(K.input, noEOLKey: K.inputNoEOL)
     case .drop:
       r.account = m.value(K.account)

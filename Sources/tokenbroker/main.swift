@@ -19,8 +19,13 @@ guard config.agentEnabled else { Core.exec() }
 var input = StandardInput()
 if route.readsInput { input.read() }
 let bus = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) } ?? ""
+var forwarded: [String: String] = [:]
+for name in AgentProtocol.forwardedEnvironment {
+  if let value = getenv(name) { forwarded[name] = String(cString: value) }
+}
 let request = AgentRequest.run(
-  name: route.name, arguments: route.arguments, config: config.file, input: input.bytes, bus: bus)
+  name: route.name, arguments: route.arguments, config: config.file, input: input.bytes, bus: bus,
+  environment: forwarded)
 guard input.complete, let bytes = try? request.encoded() else { Core.exec(replaying: input) }
 
 let endpoint = AgentEndpoint.current

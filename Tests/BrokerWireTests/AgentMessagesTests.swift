@@ -19,6 +19,20 @@ import Testing
     #expect(text(bytes) == "v=1\nop=run\nname=tokenbroker\nconfig=\nbus=\narg[]=token\narg[]=get\narg[]=work\n")
   }
 
+  @Test func forwardedEnvironmentTravelsAndNothingElse() throws {
+    let info = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1"}"#
+    let r = AgentRequest.run(
+      name: "tokenbroker", arguments: ["token", "get", "work"], config: "", input: [],
+      environment: ["KUBERNETES_EXEC_INFO": info, "HOME": "/home/x"])
+    #expect(r.environment == ["KUBERNETES_EXEC_INFO": info])
+    let bytes = try r.encoded()
+    #expect(text(bytes).contains("env[]=KUBERNETES_EXEC_INFO=" + info + "\n"))
+    #expect(try AgentRequest.decode(bytes) == r)
+    // An agent takes only the forwarded names, whatever a client sends.
+    let sent = Array("v=1\nop=run\nname=tokenbroker\nenv[]=LD_PRELOAD=/x.so\nenv[]=KUBERNETES_EXEC_INFO=a=b\n".utf8)
+    #expect(try AgentRequest.decode(sent).environment == ["KUBERNETES_EXEC_INFO": "a=b"])
+  }
+
   @Test func otherOperationsRoundTrip() throws {
     for r in [
       AgentRequest(operation: .drop, account: "work"), AgentRequest(operation: .drop), AgentRequest(operation: .status),

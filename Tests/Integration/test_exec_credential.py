@@ -12,8 +12,16 @@ import unittest
 
 from harness import SYSTEM_PYTHON, TOKENBROKER, BrokerTestCase
 
-EXEC_INFO = json.dumps({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
-                        "spec": {"interactive": False}})
+V1 = "client.authentication.k8s.io/v1"
+V1BETA1 = "client.authentication.k8s.io/v1beta1"
+
+
+def exec_info(api_version):
+    """KUBERNETES_EXEC_INFO as kubectl sets it for a plugin of `api_version`."""
+    return json.dumps({"kind": "ExecCredential", "apiVersion": api_version, "spec": {"interactive": False}})
+
+
+EXEC_INFO = exec_info(V1)
 
 KUBECONFIG = """apiVersion: v1
 kind: Config
@@ -82,6 +90,40 @@ class ExecCredentialTest(BrokerTestCase):
         j = json.loads(self.run_broker("token", "get", "work", "--format", "json").stdout)
         self.assertEqual((j["access_token"], j["expires_on"]), (status["token"], expiry))
         self.assertGreater(expiry, time.time() + 300)
+
+    def test_answers_in_the_version_kubectl_names(self):
+        """v1beta1 when KUBERNETES_EXEC_INFO names it, v1 when it names v1 or is absent; through
+        the agent (which runs the command in its own environment) and without it."""
+        self.sign_in()
+        for agent in ("auto", "off"):
+            self.write_config(self.default_config(extra_broker="agent = " + agent))
+            for info, want in ((exec_info(V1BETA1), V1BETA1), (exec_info(V1), V1), (None, V1)):
+                with self.subTest(agent=agent, info=info):
+                    r = self.run_broker("token", "get", "work", "--format", "exec-credential",
+                                        env=self.env(KUBERNETES_EXEC_INFO=info))
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    doc = json.loads(r.stdout)
+                    self.assertEqual((doc["apiVersion"], doc["kind"]), (want, "ExecCredential"))
+                    self.assertTrue(self.emu.validate_access_token(doc["status"]["token"]))
+
+    def test_another_version_is_an_error_naming_the_supported_ones(self):
+        """v1alpha1 (removed from kubectl in 1.24), a future version, or a variable that is not an
+        ExecCredential: exit 64, one line naming both supported versions, nothing on stdout, and
+        no token requested."""
+        self.sign_in()
+        before = len(self.emu.requests(grant_type="refresh_token"))
+        for info in (exec_info("client.authentication.k8s.io/v1alpha1"), exec_info("client.authentication.k8s.io/v2"),
+                     "not json", json.dumps({"kind": "ExecCredential"})):
+            with self.subTest(info=info):
+                r = self.run_broker("token", "get", "work", "--format", "exec-credential", "--force-refresh",
+                                    env=self.env(KUBERNETES_EXEC_INFO=info))
+                self.assertEqual((r.returncode, r.stdout), (64, b""), r.stderr)
+                lines = r.stderr.decode().splitlines()
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertTrue(lines[0].startswith("tokenbroker: KUBERNETES_EXEC_INFO"), lines[0])
+                self.assertIn(V1 + " ", lines[0])
+                self.assertIn(V1BETA1, lines[0])
+        self.assertEqual(len(self.emu.requests(grant_type="refresh_token")), before)
 
     def test_not_signed_in_exits_3_with_nothing_on_stdout(self):
         r = self.run_broker("token", "get", "work", "--format", "exec-credential",

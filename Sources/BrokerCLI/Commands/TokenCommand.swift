@@ -25,11 +25,13 @@ enum TokenCommand {
     if format == .cookiejar {
       throw UsageError("'\(account)' hands out bearer tokens; --format cookiejar is for cookie accounts", usage: usage)
     }
+    // Checked before any token is fetched: a version kubectl would refuse is not worth a refresh.
+    let execVersion = format == .execCredential ? try ExecCredentialVersion(environment: runtime.context.environment) : .v1
     let scopes = a.values("scope").flatMap(ScopeSet.split)
     let token = try await runtime.accessToken(
       account: account, scopes: scopes.isEmpty ? nil : ScopeSet(scopes), minValid: try a.seconds("min-valid"),
       forceRefresh: a.flag("force-refresh"))
-    runtime.context.writeOutput(format.render(token))
+    runtime.context.writeOutput(format.render(token, execCredential: execVersion))
     return .success
   }
 }

@@ -11,7 +11,8 @@ enum TokenFormat: String {
   /// The text to print on stdout, ending with a newline.
   /// `cookiejar` renders nothing here: it is for cookie accounts (`CookieFormat`), and
   /// `TokenCommand` refuses it for bearer tokens before rendering.
-  func render(_ t: IssuedToken) -> String {
+  /// - Parameter execCredential: the ExecCredential apiVersion the caller expects.
+  func render(_ t: IssuedToken, execCredential: ExecCredentialVersion = .v1) -> String {
     switch self {
     case .cookiejar: return ""
     case .token: return t.accessToken.revealed + "\n"
@@ -28,19 +29,7 @@ enum TokenFormat: String {
         Doc(
           account: t.account, provider: t.provider.rawValue, token_type: t.tokenType,
           access_token: t.accessToken.revealed, expires_on: t.expiresOn, scopes: t.scopes)) + "\n"
-    case .execCredential:
-      // kubectl client.authentication.k8s.io/v1 ExecCredential (reference/protocols.md §7.2).
-      struct Status: Encodable {
-        var token: String
-        var expirationTimestamp: String
-      }
-      struct Doc: Encodable {
-        var apiVersion = "client.authentication.k8s.io/v1"
-        var kind = "ExecCredential"
-        var status: Status
-      }
-      return JSONText.encode(
-        Doc(status: Status(token: t.accessToken.revealed, expirationTimestamp: RFC3339.utc(t.expiresOn)))) + "\n"
+    case .execCredential: return execCredential.render(t)
     }
   }
 }
