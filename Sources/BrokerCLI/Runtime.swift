@@ -67,8 +67,13 @@ final class Runtime {
 
   func tokenService() throws -> TokenService {
     let context = self.context
+    // Refreshes of one account take turns across processes (issue 13 item 7); without a usable
+    // runtime directory (refused, and then named, by the agent and by `login`) they cannot.
+    let directory = paths.runtimeDirectory
+    let lock: any RefreshLock =
+      (try? RuntimeDirectory.ensure(directory)) != nil ? RefreshLockFile(runtimeDirectory: directory) : NoRefreshLock()
     return TokenService(
-      config: try config(), store: try store(), transport: CurlTransport(), time: SystemTime(),
+      config: try config(), store: try store(), transport: CurlTransport(), time: SystemTime(), refreshLock: lock,
       warn: { context.say("warning: " + $0) })
   }
 

@@ -9,6 +9,8 @@ public enum SystemError: Error, Sendable, Equatable, CustomStringConvertible {
   case call(what: String, path: String, reason: String)
   /// Another `login` of this account holds the lock (exit 7).
   case loginInProgress(account: String)
+  /// Another process has held the refresh lock of this account for longer than a refresh takes.
+  case refreshInProgress(account: String)
   /// The loopback redirect listener cannot be set up: what failed (with `strerror`) and what to do.
   case listener(what: String, remedy: String)
 
@@ -19,6 +21,8 @@ public enum SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     case .call(let what, let path, let reason): return "cannot \(what) '\(path)' (\(reason)); check its permissions"
     case .loginInProgress(let account):
       return "a login for '\(account)' is in progress; finish it, or wait for it to end, then try again"
+    case .refreshInProgress(let account):
+      return "another process has been refreshing '\(account)' for minutes; try again, or end that process"
     case .listener(let what, let remedy): return "\(what); \(remedy)"
     }
   }
@@ -56,10 +60,8 @@ public final class LoginLock: Sendable {
   ///   `.unsafeDirectory` when the runtime directory cannot be used.
   public init(runtimeDirectory: String, account: String) throws {
     try RuntimeDirectory.ensure(runtimeDirectory)
-    let safe = String(account.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
-    let path = runtimeDirectory + "/login-" + safe + ".lock"
-    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else { throw SystemError.call(what: "open the lock file", path: path, reason: String(cString: strerror(errno))) }
+    let path = LockFiles.path(runtimeDirectory, prefix: "login-", account: account)
+    let fd = try LockFiles.open(path)
     if flock(fd, LOCK_EX | LOCK_NB) != 0 {
       let busy = errno == EWOULDBLOCK
       let reason = String(cString: strerror(errno))

@@ -28,19 +28,44 @@ extension TokenService {
         file: "config", group: "account \(name)", key: "scopes", problem: "empty; list the scopes to request, or pass --scope")
     }
     let needed = Int64(max(config.settings.refreshMargin, minValid ?? 0))
-
-    if !forceRefresh, let cached = try await loadAccessRecord(name, requested), cached.expiresOn - time.now >= needed {
-      // An access token never outlives the sign-in (B20): no refresh token, no cached token.
-      guard let record = try await loadRefreshRecord(name) else {
-        try? await dropAccessTokens(account: name)
-        throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
-      }
-      return IssuedToken(
-        account: name, provider: account.provider, tokenType: cached.tokenType, accessToken: cached.accessToken,
-        expiresOn: cached.expiresOn, scopes: requested.items, identity: record.identity)
+    let before = try await loadAccessRecord(name, requested)
+    if !forceRefresh, let before, before.expiresOn - time.now >= needed {
+      return try await fromCache(before, account: account, requested: requested)
     }
 
     let provider = try makeProvider(account)  // only now: a cached token needs no provider
+    return try await refreshLock.withLock(account: name) {
+      // Another process may have refreshed while this one waited for the lock: its token is as
+      // fresh as this refresh would make one (also for --force-refresh, whose own token it replaces).
+      if let stored = try await loadAccessRecord(name, requested), stored.expiresOn - time.now >= needed,
+        !forceRefresh || stored.accessToken != before?.accessToken
+      {
+        return try await fromCache(stored, account: account, requested: requested)
+      }
+      return try await refreshLocked(provider, account: account, requested: requested)
+    }
+  }
+
+  /// A cached access token, if the account is still signed in: an access token never outlives the
+  /// sign-in (B20): no refresh token, no cached token.
+  private func fromCache(_ cached: AccessTokenRecord, account: AccountConfig, requested: ScopeSet) async throws
+    -> IssuedToken
+  {
+    let name = account.name
+    guard let record = try await loadRefreshRecord(name) else {
+      try? await dropAccessTokens(account: name)
+      throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
+    }
+    return IssuedToken(
+      account: name, provider: account.provider, tokenType: cached.tokenType, accessToken: cached.accessToken,
+      expiresOn: cached.expiresOn, scopes: requested.items, identity: record.identity)
+  }
+
+  /// Re-reads the stored refresh token, refreshes and stores: under the account's refresh lock.
+  private func refreshLocked(_ provider: any OAuthProvider, account: AccountConfig, requested: ScopeSet) async throws
+    -> IssuedToken
+  {
+    let name = account.name
     var attempts = 0
     while true {
       attempts += 1

@@ -3,8 +3,9 @@ import BrokerCore
 /// The token policy of interface.md §3 and §6 over a provider and a store: cached access tokens,
 /// silent refresh with rotation, sign-in, sign-out.
 ///
-/// Stateless: every call reads the store. Concurrent callers in one process may each refresh; the
-/// agent's single flight is what makes many callers cause one refresh (interface.md §8).
+/// Stateless: every call reads the store. Refreshes of one account take turns under `refreshLock`
+/// (across processes, too); the agent's single flight is what makes many callers of one process
+/// share a refresh without even waiting for the lock (interface.md §8).
 public struct TokenService: Sendable {
   /// The validated configuration the service works from.
   public let config: BrokerConfig
@@ -15,16 +16,19 @@ public struct TokenService: Sendable {
   /// For requests that are not a provider's (SharePoint cookie exchange and checks); nil in tests
   /// that need none.
   let transport: (any HTTPTransport)?
+  /// Held around each account's "re-read, refresh, store".
+  let refreshLock: any RefreshLock
 
   /// - Parameter warn: receives one-line warnings (never a secret), e.g. an access token that could
   ///   not be cached.
+  ///   `refreshLock`: serialises refreshes of one account across processes (`RefreshLockFile`).
   public init(
     config: BrokerConfig, store: any SecretStore, transport: any HTTPTransport, time: any TimeSource,
-    warn: @escaping @Sendable (String) -> Void
+    refreshLock: any RefreshLock = NoRefreshLock(), warn: @escaping @Sendable (String) -> Void
   ) {
     let settings = config.settings
     self.init(
-      config: config, store: store, time: time, warn: warn, transport: transport,
+      config: config, store: store, time: time, warn: warn, transport: transport, refreshLock: refreshLock,
       makeProvider: { try Providers.make(for: $0, settings: settings, transport: transport, time: time) })
   }
 
@@ -32,9 +36,10 @@ public struct TokenService: Sendable {
   /// factory throws what `Providers.make` throws.
   public init(
     config: BrokerConfig, store: any SecretStore, time: any TimeSource, warn: @escaping @Sendable (String) -> Void,
-    transport: (any HTTPTransport)? = nil,
+    transport: (any HTTPTransport)? = nil, refreshLock: any RefreshLock = NoRefreshLock(),
     makeProvider: @escaping @Sendable (AccountConfig) throws -> any OAuthProvider
   ) {
+    self.refreshLock = refreshLock
     self.config = config
     self.store = store
     self.time = time

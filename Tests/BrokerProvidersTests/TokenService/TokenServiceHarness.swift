@@ -16,12 +16,16 @@ struct Harness {
     self.init(FakeTransport(replies), config: config)
   }
 
-  init(_ transport: FakeTransport, config: BrokerConfig = Fixtures.config(), store: RecordingStore = RecordingStore()) {
+  init(
+    _ transport: FakeTransport, config: BrokerConfig = Fixtures.config(), store: RecordingStore = RecordingStore(),
+    refreshLock: any RefreshLock = NoRefreshLock()
+  ) {
     self.store = store
     self.transport = transport
     let warnings = self.warnings
     service = TokenService(
-      config: config, store: store, transport: transport, time: time, warn: { warnings.add($0) })
+      config: config, store: store, transport: transport, time: time, refreshLock: refreshLock,
+      warn: { warnings.add($0) })
   }
 
   func get(scopes: ScopeSet? = nil, minValid: Int? = nil, force: Bool = false) async throws -> IssuedToken {

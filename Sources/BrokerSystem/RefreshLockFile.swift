@@ -1,0 +1,53 @@
+import BrokerCore
+import Glibc
+
+/// `RefreshLock` over `refresh-ACCOUNT.lock` files in the runtime directory (interface.md §2),
+/// each held with `flock` on its own open file description: released when the body ends or the
+/// process dies, and exclusive between tasks of one process as between processes.
+public struct RefreshLockFile: RefreshLock {
+  let directory: String
+  /// How long to wait for another holder, in seconds (a refresh is bounded by HTTP timeouts).
+  let patience: Double
+
+  /// - Parameter directory: the runtime directory, already made safe (`RuntimeDirectory.ensure`).
+  public init(runtimeDirectory directory: String, patience: Double = 120) {
+    self.directory = directory
+    self.patience = patience
+  }
+
+  /// Polls a non-blocking `flock` (1 ms growing to 20 ms apart), so no thread ever blocks.
+  /// - Throws: `SystemError.refreshInProgress` after `patience` seconds; `.call` when the file
+  ///   cannot be opened or locked.
+  public func withLock<T: Sendable>(account: String, _ body: () async throws -> T) async throws -> T {
+    let path = LockFiles.path(directory, prefix: "refresh-", account: account)
+    let fd = try LockFiles.open(path)
+    defer { close(fd) }
+    let deadline = monotonicSeconds() + patience
+    var pause = 0.001
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      guard errno == EWOULDBLOCK || errno == EINTR else {
+        throw SystemError.call(what: "lock", path: path, reason: String(cString: strerror(errno)))
+      }
+      guard monotonicSeconds() < deadline else { throw SystemError.refreshInProgress(account: account) }
+      try await Task.sleep(for: .milliseconds(Int64(pause * 1000)))
+      pause = min(pause * 2, 0.02)
+    }
+    return try await body()
+  }
+}
+
+/// Lock files named after an account in the runtime directory.
+enum LockFiles {
+  /// `DIRECTORY/PREFIXACCOUNT.lock`, with every character but letters, digits and `-_.` as `_`.
+  static func path(_ directory: String, prefix: String, account: String) -> String {
+    let safe = String(account.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
+    return directory + "/" + prefix + safe + ".lock"
+  }
+
+  /// Opens (creating 0600, never through a symbolic link) a lock file. - Throws: `SystemError.call`.
+  static func open(_ path: String) throws -> Int32 {
+    let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    guard fd >= 0 else { throw SystemError.call(what: "open the lock file", path: path, reason: String(cString: strerror(errno))) }
+    return fd
+  }
+}
