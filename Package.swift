@@ -19,6 +19,8 @@ let package = Package(
       name: "CLibcurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
     .systemLibrary(
       name: "CLibqrencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+    .systemLibrary(
+      name: "CLibsodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
     .target(
       name: "CBrokerShims", dependencies: ["CLibsecret", "CLibcurl"],
       cSettings: [.define("_GNU_SOURCE")]),
@@ -33,7 +35,7 @@ let package = Package(
       name: "BrokerHTTP", dependencies: ["BrokerCore", "CBrokerShims", "CLibcurl"],
       swiftSettings: strict),
     .target(
-      name: "BrokerStore", dependencies: ["BrokerCore", "CBrokerShims", "CLibsecret"],
+      name: "BrokerStore", dependencies: ["BrokerCore", "CBrokerShims", "CLibsecret", "CLibsodium"],
       swiftSettings: strict),
     .target(name: "BrokerProviders", dependencies: ["BrokerCore"], swiftSettings: strict),
     .target(

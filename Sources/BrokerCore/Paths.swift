@@ -14,6 +14,8 @@ public struct BrokerPaths: Sendable, Equatable {
   public var agentSocket: String
   /// The opt-in plaintext store.
   public var tokenFile: String
+  /// The encrypted store (`store = encrypted-file`), next to the plaintext one.
+  public var encryptedTokenFile: String
 
   /// - Parameters:
   ///   - environment: the process environment.
@@ -44,5 +46,6 @@ public struct BrokerPaths: Sendable, Equatable {
     }
     agentSocket = env["TOKENBROKER_AGENT_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? runtimeDirectory + "/agent.sock"
     tokenFile = xdg("XDG_DATA_HOME", ".local/share") + "/tokenbroker/tokens.json"
+    encryptedTokenFile = xdg("XDG_DATA_HOME", ".local/share") + "/tokenbroker/tokens.enc"
   }
 }

@@ -103,6 +103,17 @@ public enum StoreError: Error, Sendable, Equatable {
   case file(path: String, detail: String)
   /// Any other Secret Service error.
   case backend(detail: String)
+  /// `store = encrypted-file`: the agent holds no key for the store at `path` (never unlocked,
+  /// `unlock-timeout` passed, `tokenbroker lock`, or the agent restarted).
+  case encryptedLocked(path: String)
+  /// `unlock`: the passphrase does not open the store at `path` (or the file was changed); nothing
+  /// was changed.
+  case wrongPassphrase(path: String)
+  /// The encrypted store at `path` cannot be used with the key the agent holds, or at all: `detail`
+  /// says why (truncated, another format, fails authentication). The file is never overwritten.
+  case encryptedFileDamaged(path: String, detail: String)
+  /// libsodium could not run (no memory for Argon2id's work area).
+  case crypto(detail: String)
 }
 
 extension StoreError: CustomStringConvertible {
@@ -114,7 +125,7 @@ extension StoreError: CustomStringConvertible {
     case .noCollection:
       return "the Secret Service has no keyring collection; unlock or create one (for example start gnome-keyring-daemon --unlock), or set 'store = file' in [broker]"
     case .unavailable(let detail):
-      return "cannot reach the Secret Service (\(detail)); start a keyring daemon such as gnome-keyring in this session, or set 'store = file' in [broker]"
+      return "cannot reach the Secret Service (\(detail)); on a machine without a desktop session set 'store = encrypted-file' in [broker] and run 'tokenbroker unlock', or start a keyring daemon such as gnome-keyring in this session"
     case .timedOut(let seconds):
       return "the Secret Service did not answer within \(seconds) s; check the keyring daemon (restart it) and try again"
     case .readBackMismatch:
@@ -122,6 +133,13 @@ extension StoreError: CustomStringConvertible {
     case .corrupt(let item): return "the stored item \(item) is not readable; run 'tokenbroker logout' for that account and sign in again"
     case .file(let path, let detail): return "cannot use the token file '\(path)' (\(detail)); fix its permissions or remove it"
     case .backend(let detail): return "the Secret Service failed (\(detail)); check the keyring daemon and try again"
+    case .encryptedLocked(let path):
+      return "the encrypted token store \(path) is locked; run 'tokenbroker unlock' and try again"
+    case .wrongPassphrase(let path):
+      return "wrong passphrase for the encrypted token store \(path) (or the file was changed); nothing was changed; run 'tokenbroker unlock' again"
+    case .encryptedFileDamaged(let path, let detail):
+      return "the encrypted token store \(path) \(detail); it is left as it is: restore it from a backup, or move it away and sign in again"
+    case .crypto(let detail): return "libsodium failed (\(detail)); free some memory and try again"
     }
   }
 }

@@ -88,3 +88,20 @@ import Testing
     #expect("\(r)" == "POST https://login.example/t/token")
   }
 }
+
+@Suite("StoreError messages")
+struct StoreErrorMessageTests {
+  /// Where no Secret Service runs, the message names the way on for headless machines.
+  @Test func unreachableSecretServiceNamesTheEncryptedFileStore() {
+    let text = StoreError.unavailable(detail: "no session bus").description
+    #expect(text.contains("store = encrypted-file"))
+    #expect(text.contains("tokenbroker unlock"))
+  }
+
+  @Test func encryptedStoreMessagesNameTheFileAndTheWayOn() {
+    #expect(StoreError.encryptedLocked(path: "/d/tokens.enc").description.contains("run 'tokenbroker unlock'"))
+    #expect(StoreError.wrongPassphrase(path: "/d/tokens.enc").description.contains("/d/tokens.enc"))
+    let damaged = StoreError.encryptedFileDamaged(path: "/d/tokens.enc", detail: "is truncated").description
+    #expect(damaged.contains("/d/tokens.enc is truncated"))
+  }
+}

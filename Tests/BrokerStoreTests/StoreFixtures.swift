@@ -12,10 +12,10 @@ let keyringTestsEnabled = ProcessInfo.processInfo.environment["TOKENBROKER_KEYRI
 
 /// A store under test, with what the behaviour suite needs beyond the protocol.
 enum StoreUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable {
-  case memory, file, libsecret
+  case memory, file, encrypted, libsecret
 
   /// The stores the behaviour suite runs on in this process.
-  static var enabled: [StoreUnderTest] { keyringTestsEnabled ? allCases : [.memory, .file] }
+  static var enabled: [StoreUnderTest] { keyringTestsEnabled ? allCases : [.memory, .file, .encrypted] }
 
   var testDescription: String { rawValue }
 
@@ -23,6 +23,9 @@ enum StoreUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable
     switch self {
     case .memory: return InMemorySecretStore()
     case .file: return FileStore(path: TempDir().path + "/data/tokenbroker/tokens.json", warn: { _ in })
+    case .encrypted:
+      let key = testKey()
+      return EncryptedFileStore(path: TempDir().path + "/data/tokenbroker/tokens.enc", key: { key })
     case .libsecret: return LibsecretStore()
     }
   }
@@ -32,6 +35,16 @@ enum StoreUnderTest: String, CaseIterable, CustomTestStringConvertible, Sendable
     if let store = store as? LibsecretStore { return try await store.itemCount(key) }
     return try await store.load(key) == nil ? 0 : 1
   }
+}
+
+/// Limits that keep unit tests fast (the store's own default is 2 passes over 64 MiB).
+let testParameters = KDFParameters.fresh(opsLimit: 1, memLimit: 8 << 20)
+
+/// A key derived from `passphrase` with `parameters`.
+func testKey(_ passphrase: String = "correct horse", parameters: KDFParameters = testParameters) -> StoreKey {
+  var bytes = Array(passphrase.utf8)
+  // The limits are valid and tiny: derivation cannot fail here.
+  return try! Sodium.deriveKey(passphrase: &bytes, parameters: parameters)
 }
 
 /// A fresh account name, so tests sharing one keyring never see each other's items.

@@ -98,7 +98,8 @@ public final class FileStore: SecretStore {
     if changed { warn(warning) }
   }
 
-  private struct TokenFile: Codable {
+  /// The document of the file (and the plaintext of the encrypted store).
+  struct TokenFile: Codable {
     var v: Int
     var items: [String: String]
   }
