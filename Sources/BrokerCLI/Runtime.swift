@@ -41,7 +41,7 @@ final class Runtime {
       return forProcess(LibsecretStore(writeLock: lock))
     case .file:
       let context = self.context
-      return forProcess(FileStore(path: paths.tokenFile, warn: { context.say($0) }))
+      return forProcess(FileStore(path: paths.tokenFile, warn: { context.say("warning: " + $0) }))
     }
   }
 

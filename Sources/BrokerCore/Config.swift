@@ -9,6 +9,16 @@ public enum StoreKind: String, Sendable { case secretService = "secret-service",
 public enum AgentMode: String, Sendable { case auto, off }
 /// `[account] flow`.
 public enum LoginFlow: String, Sendable { case browser, deviceCode = "device-code" }
+/// `[account] client-auth`: how a client authenticates at the token, device authorization and
+/// revocation endpoints (RFC 6749 §2.3.1; RFC 7591 §2 names).
+public enum ClientAuthMethod: String, Sendable {
+  /// `Authorization: Basic` of the form-encoded id and secret (RFC 6749 §2.3.1).
+  case clientSecretBasic = "client_secret_basic"
+  /// `client_id` and `client_secret` in the form body (RFC 6749 §2.3.1, NOT RECOMMENDED there).
+  case clientSecretPost = "client_secret_post"
+  /// A public client: `client_id` in the form body, no secret.
+  case none
+}
 /// `[account] mode` of SharePoint accounts.
 public enum SharePointMode: String, Sendable { case bearer, cookie, importedCookies = "imported-cookies" }
 
@@ -23,6 +33,11 @@ public struct BrokerSettings: Sendable, Equatable {
   public var browser: String?
   public var loginTimeout: Int = 300
   public init() {}
+
+  /// The extra CA bundles for requests of `accounts`: `[broker] ca-file`, then each account's.
+  public func caFiles(_ accounts: AccountConfig...) -> [String] {
+    [caFile].compactMap { $0 } + accounts.compactMap(\.caFile)
+  }
 }
 
 /// RFC 8414 endpoint overrides of an account; nil means the provider's default.
@@ -41,7 +56,11 @@ public struct AccountConfig: Sendable, Equatable {
   public var provider: ProviderKind
   public var clientID: String?
   public var clientSecret: Secret?
+  /// nil: chosen as interface.md §2.1 says (none without a secret, else Basic unless the server
+  /// lists only `client_secret_post`; Google: `client_secret_post`).
+  public var clientAuth: ClientAuthMethod?
   public var deviceClientID: String?
+  /// An empty secret means a public device client (no secret sent).
   public var deviceClientSecret: Secret?
   /// Azure tenant: `common`, `organizations`, `consumers`, a GUID or a domain.
   public var tenant: String = "organizations"

@@ -7,7 +7,7 @@ public enum ConfigParser {
     "store", "agent", "agent-idle-timeout", "refresh-margin", "ca-file", "browser", "login-timeout",
   ]
   private static let accountKeys: Set<String> = [
-    "provider", "client-id", "client-secret", "device-client-id", "device-client-secret", "tenant", "scopes",
+    "provider", "client-id", "client-secret", "client-auth", "device-client-id", "device-client-secret", "tenant", "scopes",
     "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "authorization-endpoint",
     "token-endpoint", "device-authorization-endpoint", "revocation-endpoint", "userinfo-endpoint", "ca-file",
     "site", "via", "mode", "cookie-lifetime",
@@ -70,7 +70,10 @@ public enum ConfigParser {
       case "client-id": a.clientID = try nonEmpty(e, g)
       case "client-secret": a.clientSecret = Secret(try nonEmpty(e, g))
       case "device-client-id": a.deviceClientID = try nonEmpty(e, g)
-      case "device-client-secret": a.deviceClientSecret = Secret(try nonEmpty(e, g))
+      case "client-auth":
+        a.clientAuth = try choice(
+          ClientAuthMethod(rawValue: e.value), e, g, "client_secret_basic, client_secret_post or none")
+      case "device-client-secret": a.deviceClientSecret = Secret(e.value)  // empty: a public device client
       case "tenant": a.tenant = try token(e, g)
       case "scopes": a.scopes = ScopeSet.split(e.value)
       case "hosts": a.hosts = try ScopeSet.split(e.value).map { try hostPattern($0, e, g) }
@@ -209,12 +212,13 @@ public enum ConfigParser {
   }
 }
 
-extension String {
-  /// The string without leading and trailing spaces and tabs.
+extension StringProtocol {
+  /// The text without leading and trailing spaces, tabs, CRs and LFs (config values, header
+  /// values, cookie lines, numbers in replies).
   public func trimmingSpaces() -> String {
     var s = Substring(self)
-    while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
-    while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+    while let f = s.first, f == " " || f == "\t" || f == "\r" || f == "\n" { s.removeFirst() }
+    while let l = s.last, l == " " || l == "\t" || l == "\r" || l == "\n" { s.removeLast() }
     return String(s)
   }
 }

@@ -51,6 +51,9 @@ public protocol OAuthProvider: Sendable {
   /// - Throws: `ProviderError.unavailable` (network, 5xx after retries, a reply that is not the
   ///   provider's), `.rejected` (the provider refused the request).
   func revoke(_ refreshToken: Secret, clientID: String?) async throws -> RevocationOutcome
+
+  /// `host[:port]` of the revocation endpoint as configured, for messages; nil without one.
+  var revocationHost: String? { get }
 }
 
 /// What a revocation did (RFC 7009 §2.2).
@@ -84,6 +87,8 @@ extension OAuthProvider {
   }
 
   public func revoke(_ refreshToken: Secret, clientID: String?) async throws -> RevocationOutcome { .noEndpoint }
+
+  public var revocationHost: String? { nil }
 }
 
 /// Builds the provider for an account.

@@ -28,6 +28,10 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
   /// app registration (`invalid_client`, `invalid_scope`, `unauthorized_client`, …). `error` is the
   /// OAuth `error` value; `detail` says what to check and ends with the AADSTS code if there is one.
   case rejected(account: String, error: String, detail: String)
+  /// Exit 3. The endpoint at `host` answered `status` (400 or 401) without an OAuth error body
+  /// (interface.md §6): often a dead refresh token (Glewlwyd answers one so), else a client the
+  /// server no longer knows. Nothing is deleted for it; a new sign-in helps if it persists.
+  case refusedWithoutReason(account: String, host: String, status: Int)
   /// Exit 64. A provider or flow that is not implemented yet; the text says what to use instead.
   case unsupported(String)
 
@@ -56,6 +60,9 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
       return "the identity provider '\(host)' could not be used: \(detail)"
     case .rejected(let account, let error, let detail):
       return "the identity provider rejected the request for '\(account)' (\(error)); \(detail)"
+    case .refusedWithoutReason(let account, let host, let status):
+      return "\(host) refused the request for '\(account)' (HTTP \(status) without an OAuth error); nothing was deleted; "
+        + "if it persists, run 'tokenbroker login \(account)'"
     case .unsupported(let text):
       return text
     }

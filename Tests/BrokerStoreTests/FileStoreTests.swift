@@ -78,7 +78,7 @@ struct FileStoreTests {
     #expect(log.lines.count == 3)
     #expect(
       log.lines.first
-        == "tokenbroker: warning: storing tokens in plaintext at \(tokenFile) (store = file); use the Secret Service to keep them encrypted"
+        == "storing tokens in plaintext at \(tokenFile) (store = file); use the Secret Service to keep them encrypted"
     )
     #expect(!log.lines.joined().contains("doc"))
   }

@@ -51,6 +51,23 @@ class RefreshFailureTest(FlowTestCase):
         self.assertEqual(len(self.refresh_requests()), 1)
         self.assert_no_secret_leak(r, again, git)
 
+    def test_a_bare_400_or_401_names_status_and_host_and_deletes_nothing(self):
+        """interface.md §6: a 400/401 without an OAuth error body (Glewlwyd's answer to a dead
+        refresh token) is no network problem: exit 3, the status and the endpoint's host named,
+        `tokenbroker login work` if it persists; the refresh token stays."""
+        host = self.emu.base_url.split("://", 1)[1].rstrip("/")
+        for status in (400, 401):
+            self.emu.add_fault("empty", "token", status=status, count=1)
+            r = self.token_get(timeout=30)
+            self.assert_failed(r, 3)
+            self.assertIn(b"HTTP %d" % status, r.stderr)
+            self.assertIn(host.encode(), r.stderr)
+            self.assertIn(LOGIN_HINT, r.stderr)
+            self.assertNotIn(b"proxy", r.stderr)
+            self.assertEqual(len(self.items_of_kind("refresh-token", "work")), 1)
+            self.assert_no_secret_leak(r)
+        self.assertEqual(self.token_get(timeout=30).returncode, 0)
+
     def test_invalid_grant_echoing_the_refresh_token_is_redacted(self):
         """B12 + B29: an `invalid_grant` whose description (and every other field) echoes the
         refresh token: exit 3, item deleted, the token in no output, also with --verbose."""

@@ -12,14 +12,15 @@ enum RevokeCommand {
     let a = try Arguments(args, valued: [], flags: [], usage: usage)
     let name = try a.expectPositionals(["ACCOUNT"])[0]
     let account = try runtime.config().requireAccount(name)
-    let provider = account.provider.rawValue
     let report = try await runtime.tokenService().revokeAtProvider(account: name)
+    // The endpoint's host as configured names the provider: never a provider it is not.
+    let provider = report.host ?? account.provider.rawValue
     _ = try await LogoutCommand.signOut(name, store: runtime.store())
     let say = runtime.context.say
     if let failure = report.failure {
       say(
         "revocation at \(provider) failed (\(failure)); signed out locally, but the grant may remain at \(provider): "
-          + "remove it at \(grantsPage(account.provider))")
+          + "remove it at \(grantsPage(account.provider, host: report.host))")
       return .providerUnavailable
     }
     switch report.outcome {
@@ -31,11 +32,13 @@ enum RevokeCommand {
     return .success
   }
 
-  /// Where a user removes an app's access by hand.
-  static func grantsPage(_ provider: ProviderKind) -> String {
+  /// Where a user removes an app's access by hand: Google's and Microsoft's pages only for their
+  /// own endpoints.
+  static func grantsPage(_ provider: ProviderKind, host: String?) -> String {
     switch provider {
-    case .google: return "https://myaccount.google.com/permissions"
+    case .google where host == nil || host == "oauth2.googleapis.com": return "https://myaccount.google.com/permissions"
     case .azure, .sharepoint: return "https://myapps.microsoft.com (or ask your administrator to revoke the sessions)"
+    default: return "the account or applications page of \(host ?? "the provider")"
     }
   }
 }

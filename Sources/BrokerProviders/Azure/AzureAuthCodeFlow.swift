@@ -29,21 +29,18 @@ struct AzureAuthCodeFlow: Sendable {
   ///   54005 code already redeemed, 70008 expired), else as `AzureErrors.requestError`.
   func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant {
     let fields = [
-      ("client_id", authorization.clientID), ("scope", AzureScopes.wire(scopes, signIn: true)),
-      ("code", code.revealed), ("redirect_uri", authorization.redirectURI), ("grant_type", "authorization_code"),
+      ("scope", AzureScopes.wire(scopes, signIn: true)), ("code", code.revealed),
+      ("redirect_uri", authorization.redirectURI), ("grant_type", "authorization_code"),
       ("code_verifier", authorization.pkce.verifier.revealed),
     ]
     let host = provider.tokenHost
     let account = provider.account.name
-    let secrets = [code.revealed, authorization.pkce.verifier.revealed]
-    switch try await provider.client.post(url: provider.endpoints.token, fields: fields, secrets: secrets) {
-    case .success(let body):
-      return try TokenReply.grant(from: body, requested: scopes, now: provider.time.now, host: host)
-    case .error(let reply):
-      if let refused = AuthorizationErrors.refusedCode(reply, account: account, reason: Self.reason(reply.numericCodes)) {
-        throw refused
-      }
-      throw AzureErrors.requestError(reply, account: account, host: host)
+    return try await provider.client.grant(
+      url: provider.endpoints.token, fields: fields, client: .publicClient(authorization.clientID),
+      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes
+    ) { reply in
+      AuthorizationErrors.refusedCode(reply, account: account, reason: Self.reason(reply.numericCodes))
+        ?? AzureErrors.requestError(reply, account: account, host: host)
     }
   }
 

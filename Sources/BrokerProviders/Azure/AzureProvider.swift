@@ -23,7 +23,7 @@ public struct AzureProvider: OAuthProvider {
     self.endpoints = AzureEndpoints(account: account)
     self.time = time
     self.client = TokenEndpointClient(
-      transport: transport, time: time, caFiles: [settings.caFile, account.caFile].compactMap { $0 })
+      transport: transport, time: time, caFiles: settings.caFiles(account), account: account.name)
   }
 
   /// `POST {authority}/{tenant}/oauth2/v2.0/devicecode` (protocols.md §2.5).

@@ -10,15 +10,14 @@ struct AzureRefreshFlow: Sendable {
   /// - Parameter clientID: the client that obtained the token; nil: the account's `client-id`.
   func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
     let fields = [
-      ("client_id", clientID ?? provider.clientID), ("grant_type", "refresh_token"), ("refresh_token", refreshToken.revealed),
+      ("grant_type", "refresh_token"), ("refresh_token", refreshToken.revealed),
       ("scope", AzureScopes.wire(scopes, signIn: false)),
     ]
+    let account = provider.account.name
     let host = provider.tokenHost
-    switch try await provider.client.post(url: provider.endpoints.token, fields: fields, secrets: [refreshToken.revealed]) {
-    case .success(let body):
-      return try TokenReply.grant(from: body, requested: scopes, now: provider.time.now, host: host)
-    case .error(let reply):
-      throw AzureErrors.refreshError(reply, account: provider.account.name, host: host)
-    }
+    return try await provider.client.grant(
+      url: provider.endpoints.token, fields: fields, client: .publicClient(clientID ?? provider.clientID),
+      secrets: [refreshToken.revealed], requested: scopes
+    ) { AzureErrors.refreshError($0, account: account, host: host) }
   }
 }

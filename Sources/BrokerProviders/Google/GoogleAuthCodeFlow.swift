@@ -27,22 +27,19 @@ struct GoogleAuthCodeFlow: Sendable {
   /// - Throws: `ProviderError.loginFailed` for `invalid_grant` (code refused, PKCE mismatch),
   ///   else as `GoogleErrors.requestError`.
   func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant {
-    let secret = provider.secret(for: authorization.clientID)
     let fields = [
-      ("code", code.revealed), ("client_id", authorization.clientID), ("client_secret", secret.revealed),
-      ("redirect_uri", authorization.redirectURI), ("grant_type", "authorization_code"),
+      ("code", code.revealed), ("redirect_uri", authorization.redirectURI), ("grant_type", "authorization_code"),
       ("code_verifier", authorization.pkce.verifier.revealed),
     ]
     let host = provider.tokenHost
     let account = provider.account.name
-    let secrets = [code.revealed, authorization.pkce.verifier.revealed, secret.revealed]
-    switch try await provider.client.post(url: provider.endpoints.token, fields: fields, secrets: secrets) {
-    case .success(let body):
-      let grant = try TokenReply.grant(from: body, requested: scopes, now: provider.time.now, host: host)
-      return await GoogleUserInfo(provider: provider).withIdentity(grant)
-    case .error(let reply):
-      if let refused = AuthorizationErrors.refusedCode(reply, account: account, reason: nil) { throw refused }
-      throw GoogleErrors.requestError(reply, account: account, host: host)
+    let grant = try await provider.client.grant(
+      url: provider.endpoints.token, fields: fields, client: provider.tokenAuthentication(for: authorization.clientID),
+      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes
+    ) { reply in
+      AuthorizationErrors.refusedCode(reply, account: account, reason: nil)
+        ?? GoogleErrors.requestError(reply, account: account, host: host)
     }
+    return await GoogleUserInfo(provider: provider).withIdentity(grant)
   }
 }

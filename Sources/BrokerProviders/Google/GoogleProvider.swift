@@ -35,7 +35,7 @@ public struct GoogleProvider: OAuthProvider {
     self.endpoints = GoogleEndpoints(account: account)
     self.time = time
     self.client = TokenEndpointClient(
-      transport: transport, time: time, caFiles: [settings.caFile, account.caFile].compactMap { $0 })
+      transport: transport, time: time, caFiles: settings.caFiles(account), account: account.name)
   }
 
   /// The client of the device flow: `device-client-id` (with its secret), else `client-id`.
@@ -46,6 +46,20 @@ public struct GoogleProvider: OAuthProvider {
   /// The secret of `id`: the device client's for `device-client-id`, else `client-secret`.
   func secret(for id: String) -> Secret {
     id == account.deviceClientID && id != clientID ? deviceClient.secret : clientSecret
+  }
+
+  /// How `id` authenticates at the token endpoint: `client-auth`, else `client_secret_post` (Google
+  /// reads the body only: golang/oauth2 `internal/token.go`); no secret (an empty
+  /// `device-client-secret`) means a public client.
+  func tokenAuthentication(for id: String) -> ClientAuthentication {
+    ClientAuthentication(clientID: id, secret: secret(for: id), method: account.clientAuth, fallback: .clientSecretPost)
+  }
+
+  /// How `id` authenticates at the device authorization and revocation endpoints: as
+  /// `client-auth` says when it is set; else as Google documents those requests (protocols.md
+  /// §3.4, §3.6): `client_id` alone at device authorization, nothing but the token at revocation.
+  func documentedAuthentication(for id: String) -> ClientAuthentication? {
+    account.clientAuth == nil ? nil : tokenAuthentication(for: id)
   }
 
   var tokenHost: String { TokenEndpointClient.host(of: endpoints.token) }
@@ -80,8 +94,12 @@ public struct GoogleProvider: OAuthProvider {
       hint: GoogleErrors.hint(info.error))
   }
 
+  public var revocationHost: String? { TokenEndpointClient.host(of: endpoints.revocation) }
+
   public func revoke(_ refreshToken: Secret, clientID: String?) async throws -> RevocationOutcome {
-    try await GoogleRevocation(provider: self).revoke(refreshToken)
+    try await client.revoke(
+      url: endpoints.revocation, token: refreshToken, hint: nil,
+      client: documentedAuthentication(for: clientID ?? self.clientID))
   }
 }
 

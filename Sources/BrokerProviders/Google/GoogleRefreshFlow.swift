@@ -12,20 +12,13 @@ struct GoogleRefreshFlow: Sendable {
   /// - Throws: `RefreshTokenRejected` (`invalid_grant`), `ProviderError.signInRequired`
   ///   (`invalid_rapt`: reauthentication, the token stays), `.unavailable`, `.rejected`.
   func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
-    let id = clientID ?? provider.clientID
-    let secret = provider.secret(for: id)
-    var fields = [
-      ("client_id", id), ("client_secret", secret.revealed), ("grant_type", "refresh_token"),
-      ("refresh_token", refreshToken.revealed),
-    ]
+    var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.revealed)]
     if scopes != ScopeSet(provider.account.scopes) { fields.append(("scope", scopes.items.joined(separator: " "))) }
+    let account = provider.account.name
     let host = provider.tokenHost
-    let secrets = [refreshToken.revealed, secret.revealed]
-    switch try await provider.client.post(url: provider.endpoints.token, fields: fields, secrets: secrets) {
-    case .success(let body):
-      return try TokenReply.grant(from: body, requested: scopes, now: provider.time.now, host: host)
-    case .error(let reply):
-      throw GoogleErrors.refreshError(reply, account: provider.account.name, host: host)
-    }
+    return try await provider.client.grant(
+      url: provider.endpoints.token, fields: fields, client: provider.tokenAuthentication(for: clientID ?? provider.clientID),
+      secrets: [refreshToken.revealed], requested: scopes
+    ) { GoogleErrors.refreshError($0, account: account, host: host) }
   }
 }

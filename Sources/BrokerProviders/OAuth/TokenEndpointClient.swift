@@ -19,26 +19,41 @@ enum EndpointExchange: Sendable {
   case failed(ProviderError)
 }
 
-/// Form POSTs to a provider's token-style endpoints (RFC 6749 §3.2, §4.1.3; RFC 8628 §3.1): JSON
-/// reply and error decoding, and bounded retries, shared by every provider.
+/// Form POSTs to a provider's token-style endpoints (RFC 6749 §3.2, §4.1.3; RFC 8628 §3.1; RFC
+/// 7009 §2.1) with the client's authentication: JSON reply and error decoding, and bounded
+/// retries. Every provider's every flow goes through one of these (the grant helpers are in
+/// `TokenEndpointClient+Grants.swift`).
 struct TokenEndpointClient: Sendable {
   let transport: any HTTPTransport
   let time: any TimeSource
   /// Extra CA bundles: `[broker] ca-file` then the account's `ca-file`.
   let caFiles: [String]
+  /// The account the requests are for, for messages.
+  let account: String
   /// Attempts in all for transient failures.
   var maxAttempts = 3
   /// Upper bound for a server's `Retry-After`, in seconds.
   var maxRetryAfter: Double = 30
 
-  /// POSTs `fields`, retrying transient failures with backoff (1 s, 2 s, … or `Retry-After`).
-  /// - Parameter secrets: secret values among `fields`, redacted from any text shown.
+  init(transport: any HTTPTransport, time: any TimeSource, caFiles: [String], account: String) {
+    self.transport = transport
+    self.time = time
+    self.caFiles = caFiles
+    self.account = account
+  }
+
+  /// POSTs `fields` as `client`, retrying transient failures with backoff (1 s, 2 s, … or
+  /// `Retry-After`).
+  /// - Parameter secrets: secret values among `fields`, redacted from any text shown (the
+  ///   client's secret is added).
   /// - Throws: `ProviderError.unavailable` after the last attempt or for a reply that is not OAuth
-  ///   JSON; `CancellationError`.
-  func post(url: String, fields: [(String, String)], secrets: [String]) async throws -> EndpointReply {
+  ///   JSON; `.refusedWithoutReason` for a 400/401 without an OAuth error body; `CancellationError`.
+  func post(url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String]) async throws
+    -> EndpointReply
+  {
     var attempt = 1
     while true {
-      switch try await exchange(url: url, fields: fields, secrets: secrets) {
+      switch try await exchange(url: url, fields: fields, client: client, secrets: secrets) {
       case .reply(let reply): return reply
       case .failed(let error): throw error
       case .transient(let what, let remedy, let retryAfter):
@@ -54,9 +69,14 @@ struct TokenEndpointClient: Sendable {
 
   /// One POST, classified.
   /// - Throws: `CancellationError` and any error of the transport that is not an `HTTPError`.
-  func exchange(url: String, fields: [(String, String)], secrets: [String]) async throws -> EndpointExchange {
+  func exchange(url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String]) async throws
+    -> EndpointExchange
+  {
     let host = Self.host(of: url)
-    let request = HTTPRequest.form(url: url, fields: fields, caFiles: caFiles)
+    let (body, headers) = client.apply(to: fields)
+    var request = HTTPRequest.form(url: url, fields: body, caFiles: caFiles)
+    request.headers += headers
+    let secrets = secrets + client.secrets
     let response: HTTPResponse
     do {
       response = try await transport.send(request)
@@ -64,7 +84,11 @@ struct TokenEndpointClient: Sendable {
       return Self.classify(error, host: host)
     }
     let status = response.status
-    if (200..<300).contains(status) { return .reply(.success(response.body)) }
+    if (200..<300).contains(status) {
+      // "Some unorthodox servers respond 200 in error case" (golang/oauth2): an `error` wins.
+      if let oauth = OAuthErrorReply.parse(response.body, status: status, secrets: secrets) { return .reply(.error(oauth)) }
+      return .reply(.success(response.body))
+    }
     let oauth = OAuthErrorReply.parse(response.body, status: status, secrets: secrets)
     let pollingSignal = oauth.map { ["slow_down", "authorization_pending"].contains($0.error) } ?? false
     if status >= 500 || status == 408 || (status == 429 && !pollingSignal) {
@@ -72,6 +96,9 @@ struct TokenEndpointClient: Sendable {
       return .transient(what: what, remedy: "try again later", retryAfter: retryAfter(response))
     }
     if let oauth { return .reply(.error(oauth)) }
+    if status == 400 || status == 401 {
+      return .failed(.refusedWithoutReason(account: account, host: host, status: status))  // interface.md §6
+    }
     return .failed(Self.unexpectedReply(host: host, status: status))
   }
 

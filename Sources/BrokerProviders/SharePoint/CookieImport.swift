@@ -8,7 +8,7 @@ enum CookieImport {
   /// get the site's host as domain and `fallbackExpiry` (Unix seconds) as expiry, as do Netscape
   /// session cookies (expiry 0).
   static func parse(_ text: String, site: SharePointSite, fallbackExpiry: Int64) -> [StoredCookie] {
-    let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map { String($0).trimmingSpaces }
+    let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).map { String($0).trimmingSpaces() }
     let netscape = lines.filter { ($0.hasPrefix("#HttpOnly_") || !$0.hasPrefix("#")) && $0.split(separator: "\t", omittingEmptySubsequences: false).count == 7 }
     if !netscape.isEmpty {
       return netscape.compactMap { netscapeLine($0, site: site, fallbackExpiry: fallbackExpiry) }
@@ -16,7 +16,7 @@ enum CookieImport {
     guard var line = lines.first(where: { !$0.isEmpty && !$0.hasPrefix("#") }) else { return [] }
     if line.lowercased().hasPrefix("cookie:") { line = String(line.dropFirst("cookie:".count)) }
     return line.split(separator: ";").compactMap { pair in
-      let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces }
+      let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces() }
       guard kv.count == 2, !kv[0].isEmpty, !kv[1].isEmpty else { return nil }
       return StoredCookie(name: kv[0], value: Secret(kv[1]), domain: site.host, expires: fallbackExpiry, httpOnly: true, secure: site.secure)
     }

@@ -7,16 +7,16 @@ enum SetCookie {
   ///   - defaultDomain: the host the response came from (used when there is no `Domain`).
   ///   - now: Unix seconds, for `Max-Age`.
   static func parse(_ header: String, defaultDomain: String, now: Int64) -> StoredCookie? {
-    let parts = header.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingSpaces }
+    let parts = header.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingSpaces() }
     guard let first = parts.first, let eq = first.firstIndex(of: "=") else { return nil }
-    let name = String(first[..<eq]).trimmingSpaces
+    let name = String(first[..<eq]).trimmingSpaces()
     guard !name.isEmpty else { return nil }
     var cookie = StoredCookie(
-      name: name, value: Secret(String(first[first.index(after: eq)...]).trimmingSpaces), domain: defaultDomain,
+      name: name, value: Secret(String(first[first.index(after: eq)...]).trimmingSpaces()), domain: defaultDomain,
       expires: 0, httpOnly: false, secure: false)
     var maxAge: Int64?
     for attribute in parts.dropFirst() {
-      let kv = attribute.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces }
+      let kv = attribute.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces() }
       let value = kv.count > 1 ? kv[1] : ""
       switch kv.first?.lowercased() ?? "" {
       case "expires": if let t = HTTPDate.parse(value) { cookie.expires = t }
@@ -65,14 +65,5 @@ enum HTTPDate {
     let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
     return era * 146_097 + doe - 719_468
-  }
-}
-
-extension StringProtocol {
-  var trimmingSpaces: String {
-    var s = Substring(self)
-    while let c = s.first, c == " " || c == "\t" { s = s.dropFirst() }
-    while let c = s.last, c == " " || c == "\t" || c == "\r" || c == "\n" { s = s.dropLast() }
-    return String(s)
   }
 }

@@ -29,7 +29,7 @@ extension TokenService {
       HTTPRequest(
         method: "GET", url: site.webURL,
         headers: [HTTPHeader("Accept", "application/json;odata=verbose"), HTTPHeader("Cookie", pairs)],
-        caFiles: caFiles(account)))
+        caFiles: config.settings.caFiles(account)))
     switch response.status {
     case 200: break
     case 401, 403:

@@ -36,7 +36,7 @@ extension TokenService {
     guard let transport else { throw ProviderError.unsupported("no HTTP transport to reach \(site.origin)") }
     let bearer = try await accessToken(account: via.name, scopes: site.scopes, minValid: nil, forceRefresh: false)
     let now = time.now
-    let exchange = SharePointCookieExchange(site: site, transport: transport, caFiles: caFiles(account, via), account: account.name)
+    let exchange = SharePointCookieExchange(site: site, transport: transport, caFiles: config.settings.caFiles(account, via), account: account.name)
     let cookies = try await exchange.authenticate(bearer: bearer.accessToken, now: now)
     var renewAt = now + Int64(account.cookieLifetime)
     for c in cookies where c.expires > 0 { renewAt = min(renewAt, c.expires - Int64(config.settings.refreshMargin)) }
@@ -93,9 +93,5 @@ extension TokenService {
     } catch {
       warn("could not cache the cookies of '\(account.name)' (\(error)); they will be renewed next time")
     }
-  }
-
-  func caFiles(_ accounts: AccountConfig...) -> [String] {
-    [config.settings.caFile].compactMap { $0 } + accounts.compactMap(\.caFile)
   }
 }

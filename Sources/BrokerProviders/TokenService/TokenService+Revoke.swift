@@ -6,10 +6,14 @@ public struct RevocationReport: Sendable {
   public var outcome: RevocationOutcome?
   /// Why the revocation failed (network, 5xx after retries, a refusal); the grant may remain.
   public var failure: ProviderError?
+  /// `host[:port]` of the revocation endpoint as configured; nil when there is none or the
+  /// provider could not be built.
+  public var host: String?
 
-  public init(outcome: RevocationOutcome?, failure: ProviderError?) {
+  public init(outcome: RevocationOutcome?, failure: ProviderError?, host: String? = nil) {
     self.outcome = outcome
     self.failure = failure
+    self.host = host
   }
 }
 
@@ -29,13 +33,16 @@ extension TokenService {
       record = nil
     }
     guard let record else { return RevocationReport(outcome: nil, failure: nil) }
+    var host: String?
     do {
       let provider = try makeProvider(account)
-      return RevocationReport(outcome: try await provider.revoke(record.refreshToken, clientID: record.clientID), failure: nil)
+      host = provider.revocationHost
+      let outcome = try await provider.revoke(record.refreshToken, clientID: record.clientID)
+      return RevocationReport(outcome: outcome, failure: nil, host: host)
     } catch ProviderError.unsupported {
-      return RevocationReport(outcome: .noEndpoint, failure: nil)
+      return RevocationReport(outcome: .noEndpoint, failure: nil, host: host)
     } catch let error as ProviderError {
-      return RevocationReport(outcome: nil, failure: error)
+      return RevocationReport(outcome: nil, failure: error, host: host)
     }
   }
 }

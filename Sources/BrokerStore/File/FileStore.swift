@@ -36,9 +36,9 @@ public final class FileStore: SecretStore {
     self.init(path: paths.tokenFile, warn: warn)
   }
 
-  /// The warning emitted on every write.
+  /// The warning emitted on every write, without the `tokenbroker: warning: ` prefix the printer adds.
   public var warning: String {
-    "tokenbroker: warning: storing tokens in plaintext at \(path) (store = file); use the Secret Service to keep them encrypted"
+    "storing tokens in plaintext at \(path) (store = file); use the Secret Service to keep them encrypted"
   }
 
   /// - Throws: `StoreError.file` (permissions, I/O, a file that is not tokenbroker JSON).

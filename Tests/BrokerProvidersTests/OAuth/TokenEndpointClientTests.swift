@@ -7,9 +7,10 @@ import Testing
 /// Retries, backoff and reply classification of the shared token-endpoint client.
 @Suite struct TokenEndpointClientTests {
   func client(_ transport: FakeTransport, _ time: FakeTime) -> TokenEndpointClient {
-    TokenEndpointClient(transport: transport, time: time, caFiles: ["/etc/ca.pem"])
+    TokenEndpointClient(transport: transport, time: time, caFiles: ["/etc/ca.pem"], account: "work")
   }
   let fields = [("grant_type", "refresh_token"), ("refresh_token", "RT-SENTINEL")]
+  let app = ClientAuthentication.publicClient("app")
 
   @Test func retriesA503HonouringRetryAfter() async throws {
     let time = FakeTime()
@@ -17,7 +18,7 @@ import Testing
       .json(#"{"error":"temporarily_unavailable"}"#, status: 503, headers: [HTTPHeader("Retry-After", "7")]),
       .json(#"{"access_token":"AT"}"#),
     ])
-    let reply = try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, secrets: ["RT-SENTINEL"])
+    let reply = try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: ["RT-SENTINEL"])
     guard case .success = reply else { Issue.record("expected success"); return }
     #expect(time.sleeps == [7])
     #expect(transport.requests.count == 2)
@@ -31,7 +32,7 @@ import Testing
     let transport = FakeTransport([
       .json("{}", status: 429, headers: [HTTPHeader("Retry-After", "3600")]), .json(#"{"access_token":"AT"}"#),
     ])
-    _ = try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, secrets: [])
+    _ = try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
     #expect(time.sleeps == [30])
   }
 
@@ -41,7 +42,7 @@ import Testing
       HTTPResponse(status: 502, headers: [HTTPHeader("Content-Type", "text/html")], body: Array("<html><body>Bad Gateway</body></html>".utf8))
     }
     let error = await #expect(throws: ProviderError.self) {
-      try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, secrets: [])
+      try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
     }
     #expect(error == .unavailable(host: "login.microsoftonline.com", detail: "HTTP 502 after 3 attempts; try again later"))
     #expect(time.sleeps == [1, 2])
@@ -52,7 +53,7 @@ import Testing
     let time = FakeTime()
     let transport = FakeTransport([.text("<html>Proxy Authentication Required</html>", status: 407)])
     let error = await #expect(throws: ProviderError.self) {
-      try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, secrets: [])
+      try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
     }
     guard case .unavailable(_, let detail) = error else { Issue.record("got \(String(describing: error))"); return }
     #expect(detail.contains("proxy"))
@@ -62,7 +63,7 @@ import Testing
   @Test func oauthErrorsAreNeverRetried() async throws {
     let time = FakeTime()
     let transport = FakeTransport([Fixtures.oauthError("invalid_grant", codes: [50173])])
-    let reply = try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, secrets: [])
+    let reply = try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
     guard case .error(let e) = reply else { Issue.record("expected an error reply"); return }
     #expect(e.error == "invalid_grant")
     #expect(e.codes == ["AADSTS50173"])
@@ -76,7 +77,7 @@ import Testing
       .failure(.timedOut(host: "login.microsoftonline.com")), .failure(.cannotConnect(host: "login.microsoftonline.com")),
       .json(#"{"access_token":"AT"}"#),
     ])
-    _ = try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, secrets: [])
+    _ = try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
     #expect(time.sleeps == [1, 2])
   }
 
@@ -85,8 +86,48 @@ import Testing
     let tls = HTTPError.tls(host: "login.microsoftonline.com", detail: "unknown CA")
     let transport = FakeTransport([.failure(tls)])
     await #expect(throws: ProviderError.unavailable(host: "login.microsoftonline.com", detail: tls.description)) {
-      try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, secrets: [])
+      try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
     }
     #expect(transport.requests.count == 1)
+  }
+
+  /// interface.md §6: a 400 or 401 without an OAuth error body (Glewlwyd's answer to a dead refresh
+  /// token) names the status and the host and points at `login`; it is not a network problem.
+  @Test(arguments: [400, 401]) func aBare4xxIsARefusalNotANetworkProblem(status: Int) async throws {
+    let time = FakeTime()
+    let transport = FakeTransport([.text("", status: status, contentType: "text/plain")])
+    let error = await #expect(throws: ProviderError.self) {
+      try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
+    }
+    #expect(error == .refusedWithoutReason(account: "work", host: "login.microsoftonline.com", status: status))
+    let text = error?.description ?? ""
+    #expect(text.contains("HTTP \(status)") && text.contains("login.microsoftonline.com"))
+    #expect(text.contains("tokenbroker login work") && !text.contains("proxy"))
+    #expect(transport.requests.count == 1)
+  }
+
+  /// golang/oauth2: "some unorthodox servers respond 200 in error case".
+  @Test func a200CarryingAnErrorIsAnError() async throws {
+    let transport = FakeTransport([.json(#"{"error":"invalid_grant"}"#)])
+    let reply = try await client(transport, FakeTime()).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
+    guard case .error(let e) = reply else { Issue.record("expected an error reply"); return }
+    #expect(e.error == "invalid_grant")
+  }
+
+  @Test func basicAuthenticationGoesInTheHeaderAndNotTheBody() async throws {
+    let transport = FakeTransport([.json(#"{"access_token":"AT"}"#)])
+    let auth = ClientAuthentication(clientID: "my app", secret: Secret("s:e%c+r/t"), method: .clientSecretBasic)
+    _ = try await client(transport, FakeTime()).post(url: Fixtures.tokenURL, fields: fields, client: auth, secrets: [])
+    let request = transport.requests[0]
+    #expect(request.headers.contains(HTTPHeader("Authorization", "Basic " + ClientAuthentication.basicCredentials(id: "my app", secret: Secret("s:e%c+r/t")))))
+    #expect(request.formFields["client_id"] == nil && request.formFields["client_secret"] == nil)
+  }
+
+  @Test func aSecretEchoedInAnErrorIsRedacted() async throws {
+    let transport = FakeTransport([.json(#"{"error":"invalid_client","error_description":"bad secret S3CRET-VALUE"}"#, status: 401)])
+    let auth = ClientAuthentication(clientID: "app", secret: Secret("S3CRET-VALUE"), method: .clientSecretPost)
+    let reply = try await client(transport, FakeTime()).post(url: Fixtures.tokenURL, fields: fields, client: auth, secrets: [])
+    guard case .error(let e) = reply else { Issue.record("expected an error reply"); return }
+    #expect(!(e.detailLine ?? "").contains("S3CRET"))
   }
 }

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 
 from .web import DROP, Response, html_response, json_response
 
-KINDS = ("status", "delay", "html", "invalid_json", "drop", "json")
+KINDS = ("status", "delay", "html", "invalid_json", "drop", "json", "empty")
 
 _PROXY_PAGE = ("<html>\r\n<head><title>{status} Bad Gateway</title></head>\r\n<body>\r\n"
                "<center><h1>{status} Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
@@ -23,6 +23,7 @@ class Fault:
     - html: a proxy's HTML error page, `text/html`, status default 502.
     - invalid_json: `application/json` that does not parse, status default 200.
     - drop: close the connection without a reply.
+    - empty: `status` (default 400) with an empty `text/plain` body and no OAuth error.
     - json: answer `body` (any JSON value, e.g. an error object that echoes a token) as
       `application/json`, status default 400, `Retry-After` when given.
     `endpoint` is a route name ("token", "devicecode", …) or "*"; `grant_type` narrows a
@@ -60,6 +61,8 @@ class Fault:
         if self.kind == "html":
             status = self.status or 502
             return html_response(_PROXY_PAGE.format(status=status), status)
+        if self.kind == "empty":  # Glewlwyd's answer to a dead refresh token: a bare 400
+            return Response(self.status or 400, b"", "text/plain")
         if self.kind == "invalid_json":
             return Response(self.status or 200, b'{"access_token": "AT-trunc', "application/json")
         headers = {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
