@@ -41,8 +41,11 @@ all: build
 build:
 	$(SWIFT) build
 
+# The front (tokenbroker) is a static executable in every build (Package.swift); the core gets
+# the Swift runtime statically too, so the machine needs only libcurl and libsecret.
 release:
 	$(SWIFT) build -c release --static-swift-stdlib
+	scripts/lint --front .build/release/tokenbroker
 
 deps:
 	@missing=""; for p in $(DEPS); do \
@@ -55,6 +58,7 @@ deps:
 install: release
 	install -d $(BINDIR) $(LIBEXECDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
 	install -m 0755 .build/release/tokenbroker $(BINDIR)/tokenbroker
+	scripts/lint --front $(BINDIR)/tokenbroker
 	install -m 0755 .build/release/tokenbroker-core $(LIBEXECDIR)/tokenbroker-core
 	ln -sf tokenbroker $(BINDIR)/git-credential-tokenbroker
 	ln -sf tokenbroker $(BINDIR)/docker-credential-tokenbroker

@@ -54,8 +54,13 @@ let package = Package(
       ],
       swiftSettings: strict),
     .executableTarget(name: "tokenbroker-core", dependencies: ["BrokerCLI"], swiftSettings: strict),
-    // The small front: Wire only (no Foundation, no C library but glibc).
-    .executableTarget(name: "tokenbroker", dependencies: ["BrokerWire"], swiftSettings: strict),
+    // The small front: Wire only (no Foundation, no C library but glibc), linked fully static
+    // (`-static-executable`: the Swift runtime and glibc inside, no dynamic loader at start), in
+    // every configuration and whatever the build flags, so git, curl and build tools that call it
+    // hundreds of times pay no loading (architecture.md, "Why two executables").
+    .executableTarget(
+      name: "tokenbroker", dependencies: ["BrokerWire"], swiftSettings: strict,
+      linkerSettings: [.unsafeFlags(["-static-executable"])]),
 
     // Fakes shared by the unit tests.
     .target(name: "BrokerTestSupport", dependencies: ["BrokerCore"], swiftSettings: strict),
