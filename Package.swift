@@ -75,8 +75,8 @@ let package = Package(
       name: "BrokerProvidersTests", dependencies: ["BrokerProviders", "BrokerTestSupport"],
       swiftSettings: strict),
     .testTarget(
-      name: "BrokerAgentTests", dependencies: ["BrokerAgent", "BrokerTestSupport"], swiftSettings: strict),
+      name: "BrokerAgentTests", dependencies: ["BrokerAgent", "BrokerStore", "BrokerTestSupport"], swiftSettings: strict),
     .testTarget(
-      name: "BrokerCLITests", dependencies: ["BrokerCLI", "BrokerAgent", "BrokerWire", "BrokerTestSupport"], swiftSettings: strict),
+      name: "BrokerCLITests", dependencies: ["BrokerCLI", "BrokerAgent", "BrokerStore", "BrokerWire", "BrokerTestSupport"], swiftSettings: strict),
   ]
 )

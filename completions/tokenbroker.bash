@@ -59,12 +59,12 @@ _tokenbroker() {
     --mode) _tokenbroker_reply $'bearer\ncookie\nimported-cookies' "$cur"; return ;;
     --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;
     --via) _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"; return ;;
-    --scope | --min-valid | --login-hint) return ;;
+    --scope | --min-valid | --login-hint | --passphrase-fd) return ;;
     esac
 
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then _tokenbroker_reply "--config --verbose --help" "$cur"
-        else _tokenbroker_reply "login logout revoke token accounts account setup-git get store erase capability agent version" "$cur"
+        else _tokenbroker_reply "login logout revoke token accounts account setup-git get store erase capability agent version unlock lock" "$cur"
         fi
         return
     fi
@@ -76,6 +76,7 @@ _tokenbroker() {
     setup-git) options="--dry-run"; ((nargs == 0)) && accounts=1 ;;
     accounts) options="--json --names" ;;
     version) options="--json" ;;
+    unlock) options="--passphrase-fd" ;;
     token)
         if [[ -z $sub ]]; then _tokenbroker_reply "get" "$cur"; return; fi
         options="--scope --min-valid --force-refresh --format --json"

@@ -77,6 +77,8 @@ complete -c tokenbroker -n '__tokenbroker_at' -a setup-git -d "make git use toke
 complete -c tokenbroker -n '__tokenbroker_at' -a 'get store erase capability' -d 'git credential helper action'
 complete -c tokenbroker -n '__tokenbroker_at' -a agent -d 'the resident agent'
 complete -c tokenbroker -n '__tokenbroker_at' -a version -d 'versions of tokenbroker and its libraries'
+complete -c tokenbroker -n '__tokenbroker_at' -a unlock -d 'encrypted-file: hand the store key to the agent'
+complete -c tokenbroker -n '__tokenbroker_at' -a lock -d 'encrypted-file: the agent forgets the key'
 
 complete -c tokenbroker -n '__tokenbroker_wants_account' -a '(__tokenbroker_accounts)' -d account
 
@@ -109,5 +111,6 @@ complete -c tokenbroker -n '__tokenbroker_in account' -l mode -x -a 'bearer cook
 complete -c tokenbroker -n '__tokenbroker_in account' -l via -x -a '(__tokenbroker_accounts)' -d 'azure account (SharePoint)'
 complete -c tokenbroker -n '__tokenbroker_in account' -l ca-file -r -F -d 'extra PEM bundle'
 
+complete -c tokenbroker -n '__tokenbroker_in unlock' -l passphrase-fd -x -d 'read the passphrase from this descriptor'
 complete -c tokenbroker -n '__tokenbroker_in setup-git' -l dry-run -d 'print the git config commands only'
 complete -c tokenbroker -n '__tokenbroker_at agent' -a 'run start stop status' -d 'agent action'

@@ -21,14 +21,17 @@ public final class AgentServer: Sendable {
   ///   - listener: the listening socket (its owner closes it after `run` returns).
   ///   - expectedUID: the only uid allowed to connect (the agent's own; injected by tests).
   ///   - idleTimeout: seconds without an open connection after which `run` returns.
+  ///   - keepAlive: asked once that time has passed; true keeps serving for another idle time
+  ///     (the agent holds the encrypted store's key).
   ///   - log: receives one line per refused or failed connection.
   /// - Throws: `AgentSetupError.call` when the loop's pipe cannot be made.
   public init(
-    listenFD: Int32, expectedUID: UInt32 = getuid(), idleTimeout: Int, log: @escaping @Sendable (String) -> Void
+    listenFD: Int32, expectedUID: UInt32 = getuid(), idleTimeout: Int,
+    keepAlive: @escaping @Sendable () -> Bool = { false }, log: @escaping @Sendable (String) -> Void
   ) throws(AgentSetupError) {
     loop = try SocketLoop(
       listenFD: listenFD, expectedUID: expectedUID, maxRequestBytes: AgentProtocol.maxMessageBytes,
-      idleMilliseconds: max(1, idleTimeout) * 1000, log: log)
+      idleMilliseconds: max(1, idleTimeout) * 1000, keepAlive: keepAlive, log: log)
     self.log = log
   }
 

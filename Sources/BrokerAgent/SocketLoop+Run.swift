@@ -30,6 +30,10 @@ extension SocketLoop {
       let (stopping, reads, writes, open, idleSince) = state.withLock { s in
         (s.stopping, Array(s.reads.keys), Array(s.writes.keys), s.open, s.lastActivity)
       }
+      if accepting && !stopping && open == 0 && now - idleSince >= idleMilliseconds && keepAlive() {
+        state.withLock { $0.lastActivity = now }  // e.g. the encrypted store is unlocked: no idle exit
+        continue
+      }
       if accepting && (stopping || (open == 0 && now - idleSince >= idleMilliseconds)) {
         accepting = false
         state.withLock { $0.stopping = true }

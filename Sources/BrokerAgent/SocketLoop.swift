@@ -53,6 +53,8 @@ final class SocketLoop: Sendable {
   let expectedUID: UInt32
   let maxRequestBytes: Int
   let idleMilliseconds: Int
+  /// Asked when the idle time has passed: true postpones the idle exit by another idle time.
+  let keepAlive: @Sendable () -> Bool
   let log: @Sendable (String) -> Void
   /// Accepted connections, in order; finishes when the loop stops accepting.
   let connections: AsyncStream<AgentConnection>
@@ -61,7 +63,7 @@ final class SocketLoop: Sendable {
   /// - Throws: `AgentSetupError.call` when the wake-up pipe cannot be made.
   init(
     listenFD: Int32, expectedUID: UInt32, maxRequestBytes: Int, idleMilliseconds: Int,
-    log: @escaping @Sendable (String) -> Void
+    keepAlive: @escaping @Sendable () -> Bool = { false }, log: @escaping @Sendable (String) -> Void
   ) throws(AgentSetupError) {
     var fds: [Int32] = [-1, -1]
     guard pipe(&fds) == 0 else { throw .call(what: "create", path: "the agent's wake-up pipe", reason: String(cString: strerror(errno))) }
@@ -74,6 +76,7 @@ final class SocketLoop: Sendable {
     self.expectedUID = expectedUID
     self.maxRequestBytes = maxRequestBytes
     self.idleMilliseconds = idleMilliseconds
+    self.keepAlive = keepAlive
     self.log = log
     state = Mutex(State(lastActivity: MonotonicClock.milliseconds))
     (connections, sink) = AsyncStream.makeStream(of: AgentConnection.self)

@@ -50,8 +50,8 @@ enum AgentCall {
   /// Bound for one request, in ms (a running agent answers `drop`, `status`, `stop` at once).
   static let bound = 5000
 
-  /// The agent's reply, or nil when none answers.
-  static func send(_ request: AgentRequest, to socketPath: String) async -> AgentReply? {
+  /// The agent's reply, or nil when none answers within `bound` ms.
+  static func send(_ request: AgentRequest, to socketPath: String, bound: Int = bound) async -> AgentReply? {
     await withCheckedContinuation { continuation in
       queue.async { continuation.resume(returning: AgentClient.send(request, to: socketPath, timeoutMilliseconds: bound)) }
     }

@@ -15,6 +15,8 @@ struct AgentRequestHandler: Sendable {
   /// The agent's environment, in which every command runs.
   let environment: [String: String]
   let stop: @Sendable () -> Void
+  /// The encrypted store's key, when unlocked (`StoreRequestHandler`).
+  var keys = StoreKeyHolder()
 
   func handle(_ request: AgentRequest) async -> AgentReply {
     switch request.operation {
@@ -29,6 +31,12 @@ struct AgentRequestHandler: Sendable {
       return AgentReply(exit: 0)
     case .run:
       return await run(request)
+    case .unlock, .lock, .store:
+      let paths = BrokerPaths(environment: environment, uid: getuid())
+      let handler = StoreRequestHandler(keys: keys, path: paths.encryptedTokenFile, socketPath: paths.agentSocket) {
+        await handle(AgentRequest(operation: .drop, account: $0))
+      }
+      return await handler.handle(request)
     }
   }
 
@@ -72,6 +80,7 @@ struct AgentRequestHandler: Sendable {
       writeOutput: { text in output.withLock { $0.append(contentsOf: text.utf8) } },
       writeError: { text in error.withLock { $0.append(contentsOf: text.utf8) } }, isInteractive: false)
     context.tokenSource = SharedTokenSource(cache: cache)
+    context.storeKeys = keys
     let status = await BrokerCommand.main(arguments: argv, context: context)
     return AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
   }

@@ -52,6 +52,8 @@ public enum BrokerCommand {
       case "agent": return try await AgentCommand.run(args, runtime: runtime)
       case "setup-git": return try await SetupGitCommand.run(args, runtime: runtime)
       case "account": return try await AccountCommand.run(args, runtime: runtime)
+      case "unlock": return try await UnlockCommand.run(args, runtime: runtime)
+      case "lock": return try await LockCommand.run(args, runtime: runtime)
       case "get", "store", "erase", "capability":
         _ = try Arguments(args, valued: [], flags: [], usage: Help.usage("get"))
         return try await GitHelperCommand.run(action: command, runtime: runtime)

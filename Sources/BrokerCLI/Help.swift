@@ -19,6 +19,8 @@ enum Help {
       account add NAME --provider P ...    add an account to the config file (comments are kept)
       account remove NAME                  remove an account from the config file
       agent run | start | stop | status    the resident agent that caches access tokens
+      unlock [--passphrase-fd N]           store = encrypted-file: hand the store's key to the agent
+      lock                                 store = encrypted-file: the agent forgets the key now
       version                              versions of tokenbroker, libcurl and libsecret
 
     options:
@@ -40,6 +42,8 @@ enum Help {
     "account": "usage: tokenbroker account add NAME --provider P [--KEY VALUE]... [--replace] | account remove NAME",
     "agent": "usage: tokenbroker agent run | start [--json] | stop | status [--json]",
     "version": "usage: tokenbroker version [--json]",
+    "unlock": "usage: tokenbroker unlock [--passphrase-fd N]",
+    "lock": "usage: tokenbroker lock",
     "get": "usage: tokenbroker get | store | erase | capability   (reads a git credential request on stdin)",
   ]
 
@@ -109,6 +113,16 @@ enum Help {
       The resulting config is checked first: a bad key or value exits 64 and changes nothing.
       """,
     "version": "Prints the versions of tokenbroker, libcurl and libsecret.",
+    "unlock": """
+      For [broker] store = encrypted-file: reads the passphrase and hands the key derived from it
+      (Argon2id) to the agent, which keeps it for unlock-timeout seconds (default 28800; 0: until
+      it exits). Without a store yet, creates one (on a terminal the new passphrase is asked
+      twice). A wrong passphrase exits 5 and changes nothing. The passphrase is never read from
+      arguments or the environment.
+        --passphrase-fd N  read the passphrase as one line from file descriptor N (scripts,
+                           systemd) instead of the terminal
+      """,
+    "lock": "For store = encrypted-file: the agent forgets the store's key and its cached access tokens now.",
     "get": """
       The git credential helper. Configure git with 'git config --global credential.helper tokenbroker'
       (or per host: credential.https://HOST.helper). 'get' prints a username and an access token

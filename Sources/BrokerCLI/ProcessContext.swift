@@ -1,3 +1,4 @@
+import BrokerAgent
 import Glibc
 
 /// The outside world of one command: arguments, environment, standard streams. Injected so
@@ -14,6 +15,8 @@ public struct ProcessContext: Sendable {
   /// Where access tokens come from: nil for this process's own token service; the agent's shared
   /// cache for the commands the agent runs (which then also send no notices to an agent).
   var tokenSource: (any AccessTokenSource)? = nil
+  /// For the commands the agent runs: the encrypted store's key it holds (nil elsewhere).
+  var storeKeys: StoreKeyHolder? = nil
 
   public init(
     environment: [String: String], uid: UInt32, readInput: @escaping @Sendable (Int) -> [UInt8]?,

@@ -29,7 +29,8 @@ final class Runtime {
     return config
   }
 
-  /// The configured store: the Secret Service, or the plaintext file when `store = file`.
+  /// The configured store: the Secret Service, the plaintext file when `store = file`, or with
+  /// `store = encrypted-file` the agent's (`AgentHeldStore`; inside the agent, the file itself).
   func store() throws -> any SecretStore {
     let settings = try config().settings
     switch settings.store {
@@ -42,6 +43,11 @@ final class Runtime {
     case .file:
       let context = self.context
       return forProcess(FileStore(path: paths.tokenFile, warn: { context.say("warning: " + $0) }))
+    case .encryptedFile:
+      // Only the agent holds the key and touches the file (interface.md §7.1).
+      let path = paths.encryptedTokenFile
+      guard let keys = context.storeKeys else { return AgentHeldStore(socketPath: paths.agentSocket, path: path) }
+      return forProcess(EncryptedFileStore(path: path, key: { keys.key(for: path) }))
     }
   }
 

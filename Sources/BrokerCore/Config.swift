@@ -4,7 +4,7 @@ public enum ProviderKind: String, Sendable, CaseIterable {
 }
 
 /// `[broker] store`.
-public enum StoreKind: String, Sendable { case secretService = "secret-service", file }
+public enum StoreKind: String, Sendable { case secretService = "secret-service", encryptedFile = "encrypted-file", file }
 /// `[broker] agent`.
 public enum AgentMode: String, Sendable { case auto, off }
 /// `[account] flow`.
@@ -27,6 +27,8 @@ public struct BrokerSettings: Sendable, Equatable {
   public var store: StoreKind = .secretService
   public var agent: AgentMode = .auto
   public var agentIdleTimeout: Int = 3600
+  /// How long the agent keeps the encrypted store's key after `unlock`; 0: until it exits.
+  public var unlockTimeout: Int = 28800
   /// A token with fewer seconds left than this is refreshed before it is handed out.
   public var refreshMargin: Int = 300
   public var caFile: String?

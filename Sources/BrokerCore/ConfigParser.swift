@@ -4,7 +4,7 @@
 /// `ConfigError.invalid` naming file, group and key.
 public enum ConfigParser {
   private static let brokerKeys: Set<String> = [
-    "store", "agent", "agent-idle-timeout", "refresh-margin", "ca-file", "browser", "login-timeout",
+    "store", "unlock-timeout", "agent", "agent-idle-timeout", "refresh-margin", "ca-file", "browser", "login-timeout",
   ]
   private static let accountKeys: Set<String> = [
     "provider", "client-id", "client-secret", "client-auth", "device-client-id", "device-client-secret", "tenant", "scopes",
@@ -43,7 +43,8 @@ public enum ConfigParser {
     for e in g.entries {
       let v = e.value
       switch e.key {
-      case "store": s.store = try choice(StoreKind(rawValue: v), e, g, "secret-service or file")
+      case "store": s.store = try choice(StoreKind(rawValue: v), e, g, "secret-service, encrypted-file or file")
+      case "unlock-timeout": s.unlockTimeout = try seconds(e, g)
       case "agent": s.agent = try choice(AgentMode(rawValue: v), e, g, "auto or off")
       case "agent-idle-timeout": s.agentIdleTimeout = try seconds(e, g)
       case "refresh-margin": s.refreshMargin = try seconds(e, g)
@@ -52,6 +53,10 @@ public enum ConfigParser {
       case "browser": s.browser = try nonEmpty(e, g)
       default: config.warnings.append(unknownKey(e, g))
       }
+    }
+    // Only the agent holds the encrypted store's key and touches its file (interface.md §7.1).
+    if s.store == .encryptedFile && s.agent == .off, let e = g.entries.first(where: { $0.key == "store" }) {
+      throw bad(e, g, "encrypted-file needs the agent (its key is held only there); set agent = auto")
     }
     config.settings = s
   }

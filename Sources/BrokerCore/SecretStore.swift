@@ -114,6 +114,8 @@ public enum StoreError: Error, Sendable, Equatable {
   case encryptedFileDamaged(path: String, detail: String)
   /// libsodium could not run (no memory for Argon2id's work area).
   case crypto(detail: String)
+  /// The agent that holds the encrypted store's key did not answer at `socket`.
+  case agentUnreachable(socket: String)
 }
 
 extension StoreError: CustomStringConvertible {
@@ -140,6 +142,8 @@ extension StoreError: CustomStringConvertible {
     case .encryptedFileDamaged(let path, let detail):
       return "the encrypted token store \(path) \(detail); it is left as it is: restore it from a backup, or move it away and sign in again"
     case .crypto(let detail): return "libsodium failed (\(detail)); free some memory and try again"
+    case .agentUnreachable(let socket):
+      return "the agent at \(socket) did not answer; run 'tokenbroker agent stop', then 'tokenbroker unlock'"
     }
   }
 }

@@ -67,6 +67,12 @@ public enum AgentOperation: String, Sendable, CaseIterable {
   case status
   /// Answer, then stop accepting and exit once the open requests are answered.
   case stop
+  /// `store = encrypted-file`: keep the derived key (`StoreMessage`) for `unlock-timeout`.
+  case unlock
+  /// Forget the encrypted store's key (and every access token cached from it) at once.
+  case lock
+  /// One operation on the encrypted store, which only the agent reads and writes (`StoreMessage`).
+  case store
 }
 
 /// Why an agent message was refused. Never carries a value (values may be tokens).

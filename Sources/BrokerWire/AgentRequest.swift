@@ -16,6 +16,8 @@ public struct AgentRequest: Sendable, Equatable {
   public var input: [UInt8]
   /// `drop`: the account, or nil for every account.
   public var account: String?
+  /// `unlock`, `lock`, `store`: the fields after `op`, as sent (`StoreMessage` reads them).
+  public var store: [CredentialField] = []
 
   public init(
     operation: AgentOperation, name: String = "", arguments: [String] = [], config: String = "",
@@ -57,6 +59,8 @@ public struct AgentRequest: Sendable, Equatable {
       try f.appendLines(input, key: K.input, noEOLKey: K.inputNoEOL)
     case .drop:
       if let account { f.append(CredentialField(K.account, account)) }
+    case .unlock, .lock, .store:
+      f += store
     case .status, .stop:
       break
     }
@@ -86,6 +90,8 @@ public struct AgentRequest: Sendable, Equatable {
       r.input = m.lines(K.input, noEOLKey: K.inputNoEOL)
     case .drop:
       r.account = m.value(K.account)
+    case .unlock, .lock, .store:
+      r.store = m.fields.filter { $0.key != K.version && $0.key != K.operation }
     case .status, .stop:
       break
     }

@@ -62,4 +62,26 @@ import Testing
     let took = MonotonicClock.milliseconds - started
     #expect(took >= 900 && took < 10_000)
   }
+
+  /// While the encrypted store is unlocked (`keepAlive`), idleness does not end the agent.
+  @Test func keepAliveHoldsOffTheIdleExit() async throws {
+    let dir = TempDirectory()
+    defer { dir.remove() }
+    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
+    defer { listener.close() }
+    let alive = Counter()
+    alive.add()
+    let server = try AgentServer(
+      listenFD: listener.fd, idleTimeout: 1, keepAlive: { alive.value > 0 }, log: { _ in })
+    let ended = Counter()
+    let task = Task {
+      try await server.run { _ in AgentReply(exit: 0) }
+      ended.add()
+    }
+    try await Task.sleep(for: .milliseconds(2500))
+    #expect(ended.value == 0)
+    alive.reset()
+    try await task.value
+    #expect(ended.value == 1)
+  }
 }

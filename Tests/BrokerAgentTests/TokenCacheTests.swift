@@ -53,6 +53,7 @@ final class FakeFetcher: Sendable {
 final class Counter: Sendable {
   private let state = Mutex(0)
   func add() { state.withLock { $0 += 1 } }
+  func reset() { state.withLock { $0 = 0 } }
   var value: Int { state.withLock { $0 } }
 }
 

@@ -47,7 +47,7 @@ let azure: (String, [(String, String)]) = (
   @Test func badValuesNameFileGroupAndKey() {
     #expect(throws: ConfigError.invalid(
       file: "/home/u/.config/tokenbroker/config", group: "broker", key: "store",
-      problem: "'keychain' is not one of secret-service or file")) {
+      problem: "'keychain' is not one of secret-service, encrypted-file or file")) {
       try ConfigParser.parse(raw([("broker", [("store", "keychain")])]))
     }
     #expect(throws: ConfigError.self) { try ConfigParser.parse(raw([("broker", [("refresh-margin", "5m")])])) }
@@ -88,5 +88,26 @@ let azure: (String, [(String, String)]) = (
     #expect(throws: ConfigError.self) {
       try ConfigParser.parse(raw([azure, ("account sp", [("provider", "sharepoint"), ("site", "https://c.sharepoint.com"), ("via", "nobody")])]))
     }
+  }
+}
+
+@Suite struct EncryptedStoreConfigTests {
+  @Test func encryptedFileAndUnlockTimeoutParse() throws {
+    let c = try ConfigParser.parse(raw([("broker", [("store", "encrypted-file"), ("unlock-timeout", "600")]), azure]))
+    #expect(c.settings.store == .encryptedFile)
+    #expect(c.settings.unlockTimeout == 600)
+    #expect(try ConfigParser.parse(raw([azure])).settings.unlockTimeout == 28800)
+    #expect(try ConfigParser.parse(raw([("broker", [("unlock-timeout", "0")])])).settings.unlockTimeout == 0)
+  }
+
+  /// Only the agent holds the key: without it the store cannot be used at all (exit 64).
+  @Test func encryptedFileWithoutTheAgentIsAConfigurationError() {
+    let error = #expect(throws: ConfigError.self) {
+      try ConfigParser.parse(raw([("broker", [("store", "encrypted-file"), ("agent", "off")]), azure]))
+    }
+    let text = error.map { String(describing: $0) } ?? ""
+    #expect(text.contains("store"))
+    #expect(text.contains("agent = auto"))
+    #expect(throws: ConfigError.self) { try ConfigParser.parse(raw([("broker", [("unlock-timeout", "-1")])])) }
   }
 }

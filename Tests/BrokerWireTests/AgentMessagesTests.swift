@@ -97,3 +97,16 @@ import Testing
     #expect(r.input == Array("x\n\n".utf8))
   }
 }
+
+@Suite struct StoreMessageTests {
+  /// `unlock`, `lock` and `store` carry their fields as sent, in order.
+  @Test func storeFieldsRoundTrip() throws {
+    for op in [AgentOperation.unlock, .lock, .store] {
+      var request = AgentRequest(operation: op)
+      request.store = [CredentialField("store-op", "save"), CredentialField("path", "/d/tokens.enc"), CredentialField("secret", "{\"v\":1}")]
+      let decoded = try AgentRequest.decode(try request.encoded())
+      #expect(decoded == request)
+      #expect(StoreMessage.value("path", in: decoded.store) == "/d/tokens.enc")
+    }
+  }
+}

@@ -12,14 +12,15 @@ from harness import BIN_DIR, ROOT, BrokerTestCase
 
 COMPLETIONS = os.path.join(ROOT, "completions")
 COMMANDS = {"login", "logout", "revoke", "token", "accounts", "account", "setup-git", "get", "store",
-            "erase", "capability", "agent", "version"}
+            "erase", "capability", "agent", "version", "unlock", "lock"}
 FORMATS = {"token", "header", "json", "env", "cookiejar", "exec-credential"}
 
 # Each case: the command line typed (the last word is the one being completed) and what the
 # offer must equal (a set) for every shell.
 CASES = [
     ("tokenbroker ", COMMANDS),
-    ("tokenbroker lo", {"login", "logout"}),
+    ("tokenbroker lo", {"login", "logout", "lock"}),
+    ("tokenbroker unlock --", {"--passphrase-fd", "--help"}),
     ("tokenbroker login ", {"work", "home-lab"}),
     ("tokenbroker login h", {"home-lab"}),
     ("tokenbroker logout ", {"work", "home-lab"}),

@@ -14,7 +14,12 @@ enum AccountsCommand {
     }
     let service = try runtime.tokenService()
     var rows: [AccountStatus] = []
-    for account in try runtime.config().accounts { rows.append(try await service.status(account: account.name)) }
+    do {
+      for account in try runtime.config().accounts { rows.append(try await service.status(account: account.name)) }
+    } catch StoreError.encryptedLocked(let path) {
+      try showLocked(runtime: runtime, json: a.flag("json"))
+      throw StoreError.encryptedLocked(path: path)
+    }
     if a.flag("json") {
       struct Row: Encodable {
         var name, provider: String
@@ -37,5 +42,17 @@ enum AccountsCommand {
       }
     }
     return .success
+  }
+
+  /// `store = encrypted-file` while locked: the accounts as configured, the store shown as locked
+  /// (not the accounts as signed out); the caller then exits 5 naming `tokenbroker unlock`.
+  static func showLocked(runtime: Runtime, json: Bool) throws {
+    let accounts = try runtime.config().accounts
+    if json {
+      struct Row: Encodable { var name, provider, store: String }
+      runtime.context.writeOutput(JSONText.encode(accounts.map { Row(name: $0.name, provider: $0.provider.rawValue, store: "locked") }) + "\n")
+    } else {
+      for account in accounts { runtime.context.writeOutput("\(account.name)\t\(account.provider.rawValue)\tstore locked\n") }
+    }
   }
 }

@@ -42,25 +42,9 @@ enum AgentCommand {
   }
 
   static func start(runtime: Runtime, endpoint: AgentEndpoint, json: Bool) async -> ExitStatus {
-    var reply = await ask(.status, endpoint)
-    if reply == nil {
-      if let problem = endpoint.prepareDirectory(uid: runtime.context.uid) {
-        runtime.context.say(problem)
-        return .failure
-      }
-      var argv = [selfPath()]
-      if let file = runtime.globals.configFile { argv += ["--config", absolute(file)] }
-      guard AgentLauncher.spawn(executable: argv[0], arguments: argv + ["agent", "run"]) != nil else {
-        runtime.context.say("cannot start the agent (\(String(cString: strerror(errno)))); reinstall tokenbroker")
-        return .failure
-      }
-      for _ in 0..<100 where reply == nil {
-        try? await Task.sleep(for: .milliseconds(50))
-        reply = await ask(.status, endpoint)
-      }
-    }
-    guard let reply else {
-      runtime.context.say("the agent did not start; run 'tokenbroker agent run --verbose' to see why")
+    let reply: AgentReply
+    do { reply = try await ensureRunning(runtime: runtime, endpoint: endpoint) } catch {
+      runtime.context.say(error.description)
       return .failure
     }
     if json {
@@ -71,6 +55,31 @@ enum AgentCommand {
         "TOKENBROKER_AGENT_SOCKET=\(shellQuoted(endpoint.socketPath)); export TOKENBROKER_AGENT_SOCKET;\n")
     }
     return .success
+  }
+
+  /// The running agent's `status` reply, after starting one when none answers.
+  /// - Throws: `HelperError` (exit 1) saying why none could be started.
+  static func ensureRunning(runtime: Runtime, endpoint: AgentEndpoint) async throws(HelperError) -> AgentReply {
+    var reply = await ask(.status, endpoint)
+    if reply == nil {
+      if let problem = endpoint.prepareDirectory(uid: runtime.context.uid) {
+        throw HelperError(status: .failure, description: problem)
+      }
+      var argv = [selfPath()]
+      if let file = runtime.globals.configFile { argv += ["--config", absolute(file)] }
+      guard AgentLauncher.spawn(executable: argv[0], arguments: argv + ["agent", "run"]) != nil else {
+        let reason = String(cString: strerror(errno))
+        throw HelperError(status: .failure, description: "cannot start the agent (\(reason)); reinstall tokenbroker")
+      }
+      for _ in 0..<100 where reply == nil {
+        try? await Task.sleep(for: .milliseconds(50))
+        reply = await ask(.status, endpoint)
+      }
+    }
+    guard let reply else {
+      throw HelperError(status: .failure, description: "the agent did not start; run 'tokenbroker agent run --verbose' to see why")
+    }
+    return reply
   }
 
   static func stop(runtime: Runtime, endpoint: AgentEndpoint) async -> ExitStatus {

@@ -31,15 +31,20 @@ enum AgentRunCommand {
     defer { listener.close() }
     _ = chdir("/")
     let verbose = runtime.globals.verbose
+    let cache = TokenCache(time: SystemTime())
+    // Locked again (`lock`, `unlock-timeout`): nothing read from the store stays in memory either.
+    let keys = StoreKeyHolder(onDrop: { await cache.drop(account: nil) })
+    // While the encrypted store is unlocked the agent does not exit for idleness.
     let server = try AgentServer(
-      listenFD: listener.fd, idleTimeout: settings.agentIdleTimeout,
+      listenFD: listener.fd, idleTimeout: settings.agentIdleTimeout, keepAlive: { keys.isUnlocked },
       log: { line in if verbose { context.say("agent: " + line) } })
     var environment = context.environment
     for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }
     let handler = AgentRequestHandler(
-      cache: TokenCache(time: SystemTime()), config: config, environment: environment, stop: { server.stop() })
+      cache: cache, config: config, environment: environment, stop: { server.stop() }, keys: keys)
     runtime.verbose("agent \(getpid()) serving \(endpoint.socketPath)")
     try await server.run { await handler.handle($0) }
+    await keys.drop()  // zeroed before the process ends
     runtime.verbose("agent \(getpid()) exiting")
     return .success
   }

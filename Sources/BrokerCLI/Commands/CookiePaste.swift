@@ -16,39 +16,21 @@ enum CookiePaste {
       _ = try? await BrowserLauncher.open(url: url, candidates: candidates, environment: context.environment)
     }
     context.say("sign in to \(url) in a browser, then copy the values of its FedAuth and rtFa cookies (developer tools, Storage)")
-    let fedAuth = try value("FedAuth", context: context)
-    let rtFa = try value("rtFa", context: context)
+    let fedAuth = try await value("FedAuth", context: context)
+    let rtFa = try await value("rtFa", context: context)
     return "Cookie: FedAuth=\(fedAuth); rtFa=\(rtFa)"
   }
 
-  private static func value(_ name: String, context: ProcessContext) throws -> String {
-    let line = readLineWithoutEcho {
+  private static func value(_ name: String, context: ProcessContext) async throws -> String {
+    let bytes = try await SecretLine.read(fd: 0) {
       context.writeError("tokenbroker: paste the \(name) value (not shown) and press Enter: ")
-    }.trimmingSpaces()
+    }
+    let line = String(decoding: bytes ?? [], as: UTF8.self).trimmingSpaces()
     context.writeError("\n")
     let ok = !line.isEmpty && line.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F && $0 != ";" && $0 != "," }
     guard ok else {
       throw UsageError("the \(name) value is empty or holds spaces or separators; copy the cookie's value only", usage: Help.usage("login"))
     }
     return line
-  }
-
-  /// One line from standard input with the terminal's echo off (restored afterwards); `prompt`
-  /// is shown once echo is off, so nothing typed ahead of it is echoed either.
-  private static func readLineWithoutEcho(prompt: () -> Void) -> String {
-    var saved = termios()
-    let isTerminal = tcgetattr(0, &saved) == 0
-    if isTerminal {
-      var quiet = saved
-      quiet.c_lflag &= ~tcflag_t(ECHO)
-      tcsetattr(0, TCSANOW, &quiet)
-    }
-    defer { if isTerminal { tcsetattr(0, TCSANOW, &saved) } }
-    prompt()
-    var bytes: [UInt8] = []
-    var byte: UInt8 = 0
-    while bytes.count < 16384, read(0, &byte, 1) == 1, byte != 0x0A { bytes.append(byte) }
-    if bytes.last == 0x0D { bytes.removeLast() }
-    return String(decoding: bytes, as: UTF8.self)
   }
 }

@@ -28,6 +28,8 @@ enum LoginCommand {
       // The keyring itself: the store the runtime hands out may wrap it (agent notices), and a
       // check writes nothing, so there is nothing for a wrapper to add.
       try await preflight(LibsecretStore(), context: runtime.context, timeout: config.settings.loginTimeout)
+    } else if config.settings.store == .encryptedFile {
+      try await preflightEncrypted(runtime: runtime)
     }
 
     let token: IssuedToken
@@ -56,6 +58,19 @@ enum LoginCommand {
   static func hasDisplay(_ environment: [String: String]) -> Bool {
     func set(_ key: String) -> Bool { !(environment[key] ?? "").isEmpty }
     return (set("DISPLAY") || set("WAYLAND_DISPLAY")) && !set("SSH_CONNECTION") && !set("SSH_TTY")
+  }
+
+  /// `store = encrypted-file`: a locked (or not yet created) store is unlocked (or created) on a
+  /// terminal, as `tokenbroker unlock` would; elsewhere it is exit 5 naming `tokenbroker unlock`.
+  /// - Throws: `StoreError`, and what `UnlockFlow` throws.
+  static func preflightEncrypted(runtime: Runtime) async throws {
+    do {
+      try await runtime.store().preflightWrite()
+    } catch StoreError.encryptedLocked(let path) {
+      guard runtime.context.isInteractive else { throw StoreError.encryptedLocked(path: path) }
+      try await UnlockFlow.run(runtime: runtime, passphraseFD: nil)
+      try await runtime.store().preflightWrite()
+    }
   }
 
   /// Fails before any sign-in when the keyring cannot take the refresh token (interface.md §7):

@@ -102,6 +102,16 @@ public final class EncryptedFileStore: SecretStore {
     }
   }
 
+  /// `Sodium.deriveKey` off the cooperative pool (Argon2id runs for a while), zeroing its copy
+  /// of `passphrase` (the caller zeroes its own).
+  /// - Throws: `StoreError.crypto`.
+  public static func deriveKey(passphrase: [UInt8], parameters: KDFParameters) async throws -> StoreKey {
+    try await BlockingQueue.run(on: DispatchQueue.global()) {
+      var copy = passphrase
+      return try Sodium.deriveKey(passphrase: &copy, parameters: parameters)
+    }
+  }
+
   // MARK: file access (on `queue`)
 
   private func run<T: Sendable>(_ body: @escaping @Sendable (StoreKey, PrivateFiles) throws(StoreError) -> T)

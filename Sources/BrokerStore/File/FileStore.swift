@@ -114,7 +114,8 @@ public final class FileStore: SecretStore {
 
   // MARK: item names
 
-  static func name(of key: ItemKey) -> String {
+  /// The item's name in the file: `KIND:ACCOUNT[:SCOPES]` (`%` and `:` of ACCOUNT escaped).
+  public static func name(of key: ItemKey) -> String {
     var account = ""
     for c in key.account {
       switch c {
@@ -126,7 +127,8 @@ public final class FileStore: SecretStore {
     return "\(key.kind.rawValue):\(account)" + (key.scopes.map { ":" + $0 } ?? "")
   }
 
-  static func key(named name: String) -> ItemKey? {
+  /// The key of a name `name(of:)` made, or nil.
+  public static func key(named name: String) -> ItemKey? {
     let parts = name.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
     guard parts.count >= 2, let kind = ItemKind(rawValue: String(parts[0])),
       (kind == .accessToken) == (parts.count == 3)

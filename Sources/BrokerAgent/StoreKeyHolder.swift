@@ -1,0 +1,67 @@
+public import BrokerStore
+import Synchronization
+
+/// The encrypted store's key, held by the agent alone (interface.md §7.1): from `unlock` until
+/// `unlock-timeout` seconds pass, `lock`, or the agent exits. Dropping it releases the last
+/// reference the agent keeps, so `StoreKey` zeroes and unlocks its memory as soon as no store call
+/// in flight still uses it; `onDrop` then lets the agent forget what it cached from the store.
+public final class StoreKeyHolder: Sendable {
+  private struct Held {
+    var key: StoreKey
+    var path: String
+    var generation: Int
+  }
+  private struct State {
+    var held: Held?
+    var generation = 0
+    var expiry: Task<Void, Never>?
+  }
+  private let state = Mutex(State())
+  private let onDrop: @Sendable () async -> Void
+
+  /// - Parameter onDrop: runs after the key was dropped by `lock` or the timeout (the agent
+  ///   forgets its cached access tokens there).
+  public init(onDrop: @escaping @Sendable () async -> Void = {}) { self.onDrop = onDrop }
+
+  /// The key of the store at `path`, or nil when locked (or unlocked for another file).
+  public func key(for path: String) -> StoreKey? {
+    state.withLock { s in s.held.flatMap { $0.path == path ? $0.key : nil } }
+  }
+
+  /// True while a key is held: the agent then does not exit for idleness.
+  public var isUnlocked: Bool { state.withLock { $0.held != nil } }
+
+  /// Keeps `key` for the store at `path` for `seconds` (0: until `drop` or the agent exits),
+  /// replacing any key held before.
+  public func hold(_ key: StoreKey, path: String, seconds: Int) {
+    let old = state.withLock { s -> Task<Void, Never>? in
+      s.generation += 1
+      s.held = Held(key: key, path: path, generation: s.generation)
+      defer { s.expiry = nil }
+      return s.expiry
+    }
+    old?.cancel()
+    guard seconds > 0 else { return }
+    let generation = state.withLock { $0.generation }
+    let task = Task { [weak self] in
+      try? await Task.sleep(for: .seconds(seconds))
+      guard !Task.isCancelled, let self else { return }
+      await self.drop(ifGeneration: generation)
+    }
+    state.withLock { s in if s.generation == generation { s.expiry = task } else { task.cancel() } }
+  }
+
+  /// Forgets the key now (`tokenbroker lock`); no key held is no error.
+  public func drop() async { await drop(ifGeneration: nil) }
+
+  private func drop(ifGeneration generation: Int?) async {
+    let dropped = state.withLock { s -> Bool in
+      guard let held = s.held, generation == nil || held.generation == generation else { return false }
+      s.held = nil
+      s.expiry?.cancel()
+      s.expiry = nil
+      return true
+    }
+    if dropped { await onDrop() }
+  }
+}

@@ -1,0 +1,73 @@
+import BrokerCore
+import BrokerStore
+import BrokerWire
+import Glibc
+
+/// `store = encrypted-file` outside the agent: every call is an `op=store` request to the agent,
+/// which alone holds the key and reads and writes the file (interface.md §7.1), and which forgets
+/// its cached access tokens of an account whose sign-in changes here. No agent running means
+/// locked (a new agent holds no key); one that does not answer is `StoreError.agentUnreachable`.
+struct AgentHeldStore: SecretStore {
+  let socketPath: String
+  /// The encrypted file the caller means (the agent refuses to serve another one).
+  let path: String
+  /// For one request, in ms: a store call may wait up to 10 s for another writer's lock.
+  static let bound = 30_000
+
+  func load(_ key: ItemKey) async throws -> Secret? {
+    // The answer is `found` LF and the document exactly, or nothing.
+    let found = Array("found\n".utf8)
+    let bytes = try await call(.load, [CredentialField(StoreMessage.Key.item, FileStore.name(of: key))])
+    guard bytes.starts(with: found) else { return nil }
+    return Secret(String(decoding: bytes.dropFirst(found.count), as: UTF8.self))
+  }
+
+  func save(_ key: ItemKey, label: String, secret: Secret) async throws {
+    typealias K = StoreMessage.Key
+    _ = try await call(
+      .save,
+      [CredentialField(K.item, FileStore.name(of: key)), CredentialField(K.label, label), CredentialField(K.secret, secret.revealed)])
+  }
+
+  func delete(_ key: ItemKey) async throws {
+    _ = try await call(.delete, [CredentialField(StoreMessage.Key.item, FileStore.name(of: key))])
+  }
+
+  func keys(account: String?) async throws -> [ItemKey] {
+    let fields = account.map { [CredentialField(StoreMessage.Key.account, $0)] } ?? []
+    return Self.lines(try await call(.keys, fields)).compactMap(FileStore.key(named:))
+  }
+
+  func preflightWrite() async throws { _ = try await call(.preflight, []) }
+
+  /// The salt and limits in the file's header, or nil when there is no store yet (`unlock`).
+  func parameters() async throws -> [String] { Self.lines(try await call(.parameters, [])) }
+
+  /// Sends one `store` request; the answer's `out[]` bytes.
+  /// - Throws: the agent's `StoreError`; `.encryptedLocked` when no agent runs.
+  private func call(_ operation: StoreOperation, _ fields: [CredentialField]) async throws -> [UInt8] {
+    typealias K = StoreMessage.Key
+    var request = AgentRequest(operation: .store)
+    request.store = [CredentialField(K.operation, operation.rawValue), CredentialField(K.path, path)] + fields
+    return try await Self.send(request, socketPath: socketPath, path: path)
+  }
+
+  /// Sends `request` (`store`, `unlock`, `lock`) and returns the reply's `out[]` bytes.
+  static func send(_ request: AgentRequest, socketPath: String, path: String) async throws -> [UInt8] {
+    guard let reply = await AgentCall.send(request, to: socketPath, bound: bound) else {
+      if access(socketPath, F_OK) != 0 { throw StoreError.encryptedLocked(path: path) }
+      throw StoreError.agentUnreachable(socket: socketPath)
+    }
+    guard reply.exit == 0 else {
+      throw StoreErrorWire.error(lines(reply.error), path: path)
+    }
+    return reply.output
+  }
+
+  static func lines(_ bytes: [UInt8]) -> [String] {
+    guard !bytes.isEmpty else { return [] }
+    var text = String(decoding: bytes, as: UTF8.self)
+    if text.hasSuffix("\n") { text.removeLast() }
+    return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+  }
+}

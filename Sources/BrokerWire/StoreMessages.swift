@@ -1,0 +1,47 @@
+/// The fields of the encrypted store's agent messages (`op=unlock`, `op=lock`, `op=store`;
+/// interface.md §7.1): only the agent holds the key and touches `tokens.enc`, so the full program
+/// reaches the store through these. Only the derived key travels (`unlock`), never the passphrase.
+///
+/// Replies are `AgentReply`s: `exit=0` with the answer as `out[]` lines, or a non-zero `exit`
+/// with the error as `err[]` lines (`kind`, then its details).
+public enum StoreMessage {
+  /// Field keys.
+  public enum Key {
+    /// `store`: the operation (`StoreOperation`).
+    public static let operation = "store-op"
+    /// Every message: the encrypted file the caller means; an agent serving another one refuses.
+    public static let path = "path"
+    /// `store`: the item key, as the file store names it (`kind:account[:scopes]`).
+    public static let item = "item"
+    /// `store` save: the item's label.
+    public static let label = "label"
+    /// `store` save: the document.
+    public static let secret = "secret"
+    /// `store` keys: only this account's, when present.
+    public static let account = "account"
+    /// `unlock`: the derived key, 64 hex digits.
+    public static let key = "key"
+    /// `unlock`: the Argon2id salt (32 hex digits), passes and memory in bytes the key came from.
+    public static let salt = "salt"
+    public static let opsLimit = "ops"
+    public static let memLimit = "mem"
+    /// `unlock`: `1` to create the store (there is no file yet).
+    public static let create = "create"
+    /// `unlock`: seconds to keep the key (0: until the agent exits).
+    public static let timeout = "timeout"
+  }
+
+  /// The field's value in `fields`, or nil.
+  public static func value(_ key: String, in fields: [CredentialField]) -> String? {
+    fields.first { $0.key == key }?.value
+  }
+}
+
+/// What a `store` request asks.
+public enum StoreOperation: String, Sendable, CaseIterable {
+  case load, save, delete, keys
+  /// Unlocked, and a save could succeed.
+  case preflight
+  /// The salt and limits in the file's header (to derive the key from a passphrase), or none.
+  case parameters
+}
