@@ -70,7 +70,7 @@ _tokenbroker() {
     fi
     local options="" accounts=0
     case $cmd in
-    login) options="--device-code --browser --no-open --login-hint --cookies-from"; ((nargs == 0)) && accounts=1 ;;
+    login) options="--scope --device-code --browser --no-open --login-hint --cookies-from"; ((nargs == 0)) && accounts=1 ;;
     logout) options="--all"; ((nargs == 0)) && accounts=1 ;;
     revoke) ((nargs == 0)) && accounts=1 ;;
     setup-git) options="--dry-run"; ((nargs == 0)) && accounts=1 ;;

@@ -82,6 +82,7 @@ complete -c tokenbroker -n '__tokenbroker_at' -a lock -d 'encrypted-file: the ag
 
 complete -c tokenbroker -n '__tokenbroker_wants_account' -a '(__tokenbroker_accounts)' -d account
 
+complete -c tokenbroker -n '__tokenbroker_in login' -l scope -x -d 'ask for these scopes (step-up)'
 complete -c tokenbroker -n '__tokenbroker_in login' -l device-code -d 'use the device code flow'
 complete -c tokenbroker -n '__tokenbroker_in login' -l browser -d 'use the browser sign-in'
 complete -c tokenbroker -n '__tokenbroker_in login' -l no-open -d 'print the URL, open no browser'

@@ -32,7 +32,7 @@ enum ErrorMapping {
 
   static func status(of e: ProviderError) -> ExitStatus {
     switch e {
-    case .signInRequired, .refusedWithoutReason: return .signInRequired
+    case .signInRequired, .stepUpRequired, .refusedWithoutReason: return .signInRequired
     case .declined, .deviceCodeExpired, .loginTimedOut, .loginFailed: return .loginIncomplete
     case .unavailable: return .providerUnavailable
     case .rejected: return .failure

@@ -33,7 +33,7 @@ enum Help {
     """
 
   private static let usages: [String: String] = [
-    "login": "usage: tokenbroker login ACCOUNT [--device-code | --browser] [--no-open] [--login-hint H] [--cookies-from FILE]",
+    "login": "usage: tokenbroker login ACCOUNT [--scope S]... [--device-code | --browser] [--no-open] [--login-hint H] [--cookies-from FILE]",
     "token": "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--format token|header|json|env|exec-credential|cookiejar]",
     "logout": "usage: tokenbroker logout ACCOUNT | --all",
     "revoke": "usage: tokenbroker revoke ACCOUNT",
@@ -58,6 +58,9 @@ enum Help {
       flow prints a URL and a code to enter on any device. The keyring is checked first: locked or
       missing exits 5 before any sign-in (on a terminal a locked keyring is unlocked first). A
       second login of the same account while one is running exits 7.
+        --scope S          ask for these scopes instead of the account's (repeatable): the
+                           step-up (MFA, consent) that a 'token get --scope S' exiting 3 names;
+                           the provider's claims challenge for them is sent along
         --browser          the browser flow
         --device-code      the device code flow
         --no-open          print the URL instead of starting a browser (implies --browser)

@@ -9,6 +9,12 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
   /// (`interaction_required`, `consent_required`, claims challenges). `reason` names the OAuth
   /// error and AADSTS code, never a token.
   case signInRequired(account: String, reason: String)
+  /// Exit 3. A refresh for `scopes` needs MFA or consent (`interaction_required`,
+  /// `consent_required`, `invalid_grant` with an interaction `suberror`): the refresh token stays
+  /// good for other resources, and `login ACCOUNT --scope S` (which sends `claims`, the server's
+  /// challenge, when there is one) satisfies it. `reason` as for `.signInRequired`; `claims` is
+  /// never shown.
+  case stepUpRequired(account: String, reason: String, scopes: [String], claims: String?)
   /// Exit 6. The user declined the sign-in (`authorization_declined`, `access_denied`; RFC 8628 §3.5).
   case declined(account: String)
   /// Exit 6. The device code expired (`expired_token`, or its `expires_in` passed) before approval.
@@ -38,6 +44,14 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The `reason` of `.signInRequired` when no refresh token is stored.
   public static let notSignedIn = "not signed in"
 
+  /// `word` as one shell word: as it is when it holds only characters no shell treats specially
+  /// (scopes are URLs and names), else in double quotes.
+  static func shellWord(_ word: String) -> String {
+    let plain = !word.isEmpty && word.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/:._-+=@%,".contains($0)) }
+    return plain ? word : "\"" + word.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("$", with: "\\$")
+      .replacing("`", with: "\\`") + "\""
+  }
+
   /// One line: what failed; what to do (code-models.md §9.5).
   public var description: String {
     switch self {
@@ -46,6 +60,10 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
         return "'\(account)' is not signed in; run 'tokenbroker login \(account)'"
       }
       return "sign-in needed for '\(account)': \(reason); run 'tokenbroker login \(account)'"
+    case .stepUpRequired(let account, let reason, let scopes, _):
+      let asked = scopes.map { " --scope " + ProviderError.shellWord($0) }.joined()
+      return "sign-in needed for '\(account)' to use \(scopes.joined(separator: " ")): \(reason); "
+        + "run 'tokenbroker login \(account)\(asked)'"
     case .declined(let account):
       return "the sign-in to '\(account)' was declined; run 'tokenbroker login \(account)' again and approve it"
     case .deviceCodeExpired(let account):

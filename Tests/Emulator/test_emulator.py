@@ -259,6 +259,23 @@ class RefreshTest(EmulatorTest):
         self.assertEqual((body["error"], body["error_codes"], body["suberror"]),
                          ("invalid_grant", [65001], "consent_required"))
 
+    def test_step_up_for_one_resource_until_a_sign_in_asks_for_it(self):
+        rt = self.client.sign_in()["refresh_token"]
+        self.emu.set_user_flags(step_up_resources=["https://vault.azure.net"])
+        vault = "https://vault.azure.net/.default offline_access"
+        body = self.refresh(rt, scope=vault)[1]
+        self.assertEqual((body["error"], body["error_codes"], body["suberror"]),
+                         ("interaction_required", [50076], "basic_action"))
+        self.assertIn("capolids", json.loads(body["claims"])["access_token"])
+        rt2 = self.refresh(rt)[1]["refresh_token"]  # other resources still refresh
+        self.assertEqual(self.refresh(rt2, scope=vault)[1]["error"], "interaction_required")
+        dc = self.client.device_code(scope=vault + " openid profile")
+        self.emu.approve(dc["user_code"])
+        stepped = self.client.poll(dc["device_code"])[1]["refresh_token"]
+        status, body = self.refresh(stepped, scope=vault)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(self.refresh(body["refresh_token"], scope=vault)[0], 200)  # kept on rotation
+
     def test_request_errors(self):
         status, body = self.client.post("/common/oauth2/v2.0/token", {"grant_type": "refresh_token"})
         self.assertEqual((status, body["error"], body["error_codes"]),

@@ -8,12 +8,15 @@ import BrokerSystem
 /// paste the redirect URL instead (the browser on another machine). The first redirect whose
 /// `state` matches wins; anything else gets an error page and the wait goes on (B26).
 enum BrowserLogin {
-  /// - Parameter open: start the browser (`--no-open`: print the URL only).
+  /// - Parameters:
+  ///   - open: start the browser (`--no-open`: print the URL only).
+  ///   - scopes, claims: as `TokenService.loginWithBrowser` takes them.
   /// - Throws: what `TokenService.loginWithBrowser` throws; `SystemError.listener` when the
   ///   redirect port cannot be bound.
-  static func run(account: AccountConfig, loginHint: String?, open: Bool, runtime: Runtime) async throws
-    -> IssuedToken
-  {
+  static func run(
+    account: AccountConfig, loginHint: String?, open: Bool, scopes: ScopeSet? = nil, claims: String? = nil,
+    runtime: Runtime
+  ) async throws -> IssuedToken {
     let host = Providers.loopbackHost(for: account)
     let listener = try LoopbackListener(port: account.redirectPort, ipv6: host.wantsIPv6)
     defer { listener.stop() }
@@ -28,7 +31,8 @@ enum BrowserLogin {
         for: authorization, account: name, listener: listener, timeout: settings.loginTimeout, context: context,
         verbose: verbose)
     }
-    return try await runtime.tokenService().loginWithBrowser(account: name, loginHint: loginHint, signIn: signIn)
+    return try await runtime.tokenService().loginWithBrowser(
+      account: name, loginHint: loginHint, scopes: scopes, claims: claims, signIn: signIn)
   }
 
   /// Opens the browser detached, or prints the URL (stderr: it is a message, not data).

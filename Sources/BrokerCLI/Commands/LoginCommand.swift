@@ -3,8 +3,9 @@ import BrokerProviders
 import BrokerStore
 import BrokerSystem
 
-/// `tokenbroker login ACCOUNT [--device-code | --browser] [--no-open] [--login-hint H]`: the one
-/// interactive command (interface.md §3).
+/// `tokenbroker login ACCOUNT [--scope S]... [--device-code | --browser] [--no-open] [--login-hint H]`:
+/// the one interactive command (interface.md §3). `--scope` asks for those scopes instead of the
+/// account's (the step-up a refresh for one resource asked for, with its claims challenge).
 ///
 /// Order: the account's login lock (a second concurrent login exits 7 before anything else, B07),
 /// then the store check (a keyring that cannot take the refresh token fails with exit 5 before
@@ -13,13 +14,17 @@ enum LoginCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let usage = Help.usage("login")
     let a = try Arguments(
-      args, valued: ["login-hint", "cookies-from"], flags: ["device-code", "browser", "no-open"], usage: usage)
+      args, valued: ["login-hint", "cookies-from", "scope"], flags: ["device-code", "browser", "no-open"], usage: usage)
     let name = try a.expectPositionals(["ACCOUNT"])[0]
     if a.flag("device-code") && (a.flag("browser") || a.flag("no-open")) {
       throw UsageError("choose one of --device-code and --browser (or --no-open)", usage: usage)
     }
     let config = try runtime.config()
     let account = try config.requireAccount(name)
+    let asked = a.values("scope").isEmpty ? nil : ScopeSet(a.values("scope"))
+    if asked != nil && account.provider == .sharepoint {
+      throw UsageError("--scope does not apply to sharepoint accounts; sign in to the via account with it", usage: usage)
+    }
     if let status = try await CookieLogin.run(a, account: account, runtime: runtime, usage: usage) { return status }
     let flow = chooseFlow(a, account: account, environment: runtime.context.environment)
     let lock = try LoginLock(runtimeDirectory: runtime.paths.runtimeDirectory, account: name)
@@ -32,15 +37,20 @@ enum LoginCommand {
       try await preflightEncrypted(runtime: runtime)
     }
 
+    // The server's claims challenge for those scopes, asked for now rather than remembered: it is
+    // the current one, and nothing about it has to be kept between commands.
+    let claims = if let asked { try await runtime.tokenService().stepUpClaims(account: name, scopes: asked) } else { String?.none }
+    if claims != nil { runtime.verbose("the provider sent a claims challenge for those scopes; the sign-in sends it back") }
     let token: IssuedToken
     switch flow {
     case .browser:
       token = try await BrowserLogin.run(
-        account: account, loginHint: a.value("login-hint"), open: !a.flag("no-open"), runtime: runtime)
+        account: account, loginHint: a.value("login-hint"), open: !a.flag("no-open"), scopes: asked, claims: claims,
+        runtime: runtime)
     case .deviceCode:
       let prompt = DeviceCodePrompt(account: name, context: runtime.context)
       defer { prompt.finish() }
-      token = try await runtime.tokenService().loginWithDeviceCode(account: name) { prompt.show($0) }
+      token = try await runtime.tokenService().loginWithDeviceCode(account: name, scopes: asked) { prompt.show($0) }
     }
     runtime.context.writeOutput("signed in to \(name) as \(TerminalText.clean(token.identity ?? "an unnamed user"))\n")
     return .success

@@ -8,7 +8,7 @@ struct AzureAuthCodeFlow: Sendable {
 
   /// The `/authorize` URL: `response_type=code`, `response_mode=query`, the sign-in scopes
   /// (resources, then `openid profile offline_access`), `state`, `code_challenge` (S256) and
-  /// `login_hint` when given.
+  /// `login_hint` and `claims` when given.
   func authorization(_ request: BrowserSignInRequest) -> BrowserAuthorization {
     let redirectURI = provider.loopbackHost.redirectURI(port: request.port)
     let url = BrowserAuthorization.url(
@@ -17,7 +17,7 @@ struct AzureAuthCodeFlow: Sendable {
         ("client_id", provider.clientID), ("response_type", "code"), ("redirect_uri", redirectURI),
         ("response_mode", "query"), ("scope", AzureScopes.wire(request.scopes, signIn: true)),
         ("state", request.state), ("code_challenge", request.pkce.challenge),
-        ("code_challenge_method", PKCE.method), ("login_hint", request.loginHint),
+        ("code_challenge_method", PKCE.method), ("login_hint", request.loginHint), ("claims", request.claims),
       ])
     return BrowserAuthorization(
       url: url, redirectURI: redirectURI, state: request.state, clientID: provider.clientID, pkce: request.pkce)

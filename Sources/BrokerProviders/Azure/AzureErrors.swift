@@ -22,15 +22,18 @@ enum AzureErrors {
   /// interaction `suberror`, a `claims` challenge or an interaction AADSTS code: Entra answers MFA
   /// and consent needs of one resource with `invalid_grant` + `basic_action` / `consent_required`,
   /// and the token still serves other resources, so those keep it (interface.md §6), exactly like
-  /// `interaction_required`, `consent_required` and `login_required`.
-  static func refreshError(_ reply: OAuthErrorReply, account: String, host: String) -> any Error {
+  /// `interaction_required`, `consent_required` and `login_required`: `.stepUpRequired` for the
+  /// requested `scopes`, with the server's claims challenge.
+  static func refreshError(_ reply: OAuthErrorReply, account: String, host: String, scopes: ScopeSet) -> any Error {
+    let stepUp = ProviderError.stepUpRequired(
+      account: account, reason: interactionReason(reply), scopes: scopes.items, claims: reply.claims)
     switch reply.error {
     case "invalid_grant":
-      if needsInteraction(reply) { return ProviderError.signInRequired(account: account, reason: interactionReason(reply)) }
+      if needsInteraction(reply) { return stepUp }
       let hint = codeHint(reply.numericCodes).map { ": " + $0 } ?? ""
       return RefreshTokenRejected(account: account, reason: "the refresh token was rejected (\(reply.summary)\(hint))")
     case "interaction_required", "consent_required", "login_required":
-      return ProviderError.signInRequired(account: account, reason: interactionReason(reply))
+      return stepUp
     default:
       return requestError(reply, account: account, host: host)
     }

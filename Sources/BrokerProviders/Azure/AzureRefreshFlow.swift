@@ -5,7 +5,7 @@ struct AzureRefreshFlow: Sendable {
   let provider: AzureProvider
 
   /// - Throws: `RefreshTokenRejected` (`invalid_grant`: the token is dead),
-  ///   `ProviderError.signInRequired` (an interactive step is needed; the token stays good),
+  ///   `ProviderError.stepUpRequired` (an interactive step is needed; the token stays good),
   ///   `.unavailable` (after retries, or a malformed reply), `.rejected` (config problems).
   /// - Parameter clientID: the client that obtained the token; nil: the account's `client-id`.
   func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
@@ -18,6 +18,6 @@ struct AzureRefreshFlow: Sendable {
     return try await provider.client.grant(
       url: provider.endpoints.token, fields: fields, client: .publicClient(clientID ?? provider.clientID),
       secrets: [refreshToken.revealed], requested: scopes
-    ) { AzureErrors.refreshError($0, account: account, host: host) }
+    ) { AzureErrors.refreshError($0, account: account, host: host, scopes: scopes) }
   }
 }

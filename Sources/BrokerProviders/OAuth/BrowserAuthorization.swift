@@ -14,8 +14,14 @@ public struct BrowserSignInRequest: Sendable {
   public var pkce: PKCE
   /// The anti-CSRF value the redirect must carry back (RFC 6749 §10.12).
   public var state: String
+  /// A claims challenge a refresh was answered with (OpenID Connect Core §5.5), sent back as
+  /// `claims`; nil: none.
+  public var claims: String?
 
-  public init(port: Int, scopes: ScopeSet, loginHint: String?, firstSignIn: Bool, pkce: PKCE, state: String) {
+  public init(
+    port: Int, scopes: ScopeSet, loginHint: String?, firstSignIn: Bool, pkce: PKCE, state: String, claims: String? = nil
+  ) {
+    self.claims = claims
     self.port = port
     self.scopes = scopes
     self.loginHint = loginHint

@@ -14,6 +14,9 @@ struct OAuthErrorReply: Sendable, Equatable {
   var numericCodes: [Int]
   /// True when the reply carries a `claims` challenge (protocols.md §2.8).
   var hasClaims: Bool
+  /// The challenge itself (a JSON object as text) when it can be sent back as it came: on the
+  /// authorization request of the sign-in that satisfies it (`Redaction.claims`).
+  var claims: String? = nil
   /// `interval` (seconds), which some servers add to `slow_down`.
   var interval: Int?
   /// The first line of `error_description` with the request's secrets redacted.
@@ -48,7 +51,7 @@ struct OAuthErrorReply: Sendable, Equatable {
       error: Redaction.codeWord(error, redacting: secrets),
       suberror: b.suberror.map { Redaction.codeWord($0, redacting: secrets, fallback: "unrecognised") },
       codes: codes, numericCodes: numbers.isEmpty ? codes.compactMap { Int($0.dropFirst(6)) } : numbers,
-      hasClaims: b.hasClaims, interval: b.interval,
+      hasClaims: b.hasClaims, claims: b.claims.flatMap { Redaction.claims($0, redacting: secrets) }, interval: b.interval,
       detailLine: b.errorDescription.map { Redaction.firstLine($0, redacting: secrets) }, status: status)
   }
 
@@ -66,6 +69,7 @@ struct OAuthErrorReply: Sendable, Equatable {
     var errorCodes: [LenientInt]?
     var suberror: String?
     var hasClaims: Bool
+    var claims: String?
     var interval: Int?
 
     enum CodingKeys: String, CodingKey {
@@ -82,6 +86,7 @@ struct OAuthErrorReply: Sendable, Equatable {
       errorCodes = (try? c.decodeIfPresent([LenientInt].self, forKey: .errorCodes)) ?? nil
       suberror = c.lenientString(.suberror) ?? c.lenientString(.errorSubtype)
       hasClaims = c.contains(.claims) && (try? c.decodeNil(forKey: .claims)) != true
+      claims = c.lenientString(.claims)
       interval = c.lenientInt(.interval)
     }
   }

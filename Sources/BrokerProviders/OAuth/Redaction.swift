@@ -53,4 +53,14 @@ enum Redaction {
       && !secrets.contains { !$0.isEmpty && (value.contains($0) || (value.count >= 8 && $0.contains(value))) }
     return ok ? value : fallback
   }
+
+  /// `value` if it is a claims challenge that can be sent back as it came (OpenID Connect Core
+  /// §5.5; Entra's `claims`): a JSON object's text of printable ASCII, at most 4096 characters,
+  /// holding none of `secrets`; else nil.
+  static func claims(_ value: String, redacting secrets: [String]) -> String? {
+    let ok = value.count <= 4096 && value.hasPrefix("{") && value.hasSuffix("}")
+      && value.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7f }
+      && !secrets.contains { !$0.isEmpty && value.contains($0) }
+    return ok ? value : nil
+  }
 }

@@ -29,16 +29,19 @@ extension TokenService {
   ///
   /// The first sign-in of an account (no refresh token stored) tells the provider so (Google then
   /// asks for consent, the only way it issues a refresh token).
+  /// - Parameters:
+  ///   - scopes: what to ask for (nil: the account's scopes); `claims`: a challenge to send back.
   /// - Returns: the new access token, with the identity that signed in.
   /// - Throws: `ConfigError`; `ProviderError.declined`, `.loginTimedOut`, `.loginFailed` (code
   ///   refused: PKCE mismatch, reused or expired code; interaction errors), `.rejected`,
   ///   `.unavailable`, `.unsupported`; `StoreError`.
-  public func loginWithBrowser(account name: String, loginHint: String?, signIn: BrowserSignIn) async throws
-    -> IssuedToken
-  {
+  public func loginWithBrowser(
+    account name: String, loginHint: String?, scopes asked: ScopeSet? = nil, claims: String? = nil,
+    signIn: BrowserSignIn
+  ) async throws -> IssuedToken {
     let account = try config.requireAccount(name)
     let provider = try makeProvider(account)
-    let scopes = ScopeSet(account.scopes)
+    let scopes = asked ?? ScopeSet(account.scopes)
     let stored: RefreshTokenRecord?
     do {
       stored = try await loadRefreshRecord(name)
@@ -47,7 +50,7 @@ extension TokenService {
     }
     let request = BrowserSignInRequest(
       port: signIn.port, scopes: scopes, loginHint: loginHint ?? account.loginHint, firstSignIn: stored == nil,
-      pkce: PKCE.random(sha256: signIn.sha256), state: BrowserSignInRequest.randomState())
+      pkce: PKCE.random(sha256: signIn.sha256), state: BrowserSignInRequest.randomState(), claims: claims)
     let authorization = try provider.browserAuthorization(request)
     switch try await signIn.receive(authorization) {
     case .code(let code):

@@ -1,25 +1,38 @@
 import BrokerCore
 
 extension TokenService {
-  /// `login --device-code` (interface.md §3): runs the device flow for the account's scopes, shows
-  /// the code through `prompt`, stores the refresh token, drops the account's cached access tokens
-  /// (B20), then caches the new access token (a failure there is only a warning).
+  /// `login --device-code` (interface.md §3): runs the device flow for `scopes` (nil: the account's),
+  /// shows the code through `prompt`, stores the refresh token, drops the account's cached access
+  /// tokens (B20), then caches the new access token (a failure there is only a warning).
   /// - Parameter prompt: called once with the code to show; strip control characters before printing.
   /// - Returns: the new access token, with the identity that signed in.
   /// - Throws: `ConfigError`; `ProviderError.declined`, `.deviceCodeExpired`, `.loginTimedOut`
   ///   (after `login-timeout` seconds), `.rejected` (also when no refresh token came back),
   ///   `.unavailable`, `.unsupported`; `StoreError`.
-  public func loginWithDeviceCode(account name: String, prompt: @escaping @Sendable (DeviceAuthorization) -> Void)
-    async throws -> IssuedToken
-  {
+  public func loginWithDeviceCode(
+    account name: String, scopes asked: ScopeSet? = nil, prompt: @escaping @Sendable (DeviceAuthorization) -> Void
+  ) async throws -> IssuedToken {
     let account = try config.requireAccount(name)
     let provider = try makeProvider(account)
-    let scopes = ScopeSet(account.scopes)
+    let scopes = asked ?? ScopeSet(account.scopes)
     let authorization = try await provider.startDeviceAuthorization(scopes: scopes)
     prompt(authorization)
     let grant = try await provider.pollDeviceAuthorization(
       authorization, scopes: scopes, timeout: config.settings.loginTimeout)
     return try await storeSignIn(grant, account: account, scopes: scopes, clientID: authorization.clientID ?? account.clientID)
+  }
+
+  /// The claims challenge a refresh for `scopes` is answered with now, for `login --scope` to send
+  /// on its authorization request (issue 13 item 4); nil when the refresh needs no step-up or
+  /// fails otherwise (the sign-in that follows replaces the refresh token either way). A refresh
+  /// that works is stored and cached as by `token get`.
+  public func stepUpClaims(account name: String, scopes: ScopeSet) async -> String? {
+    do {
+      _ = try await accessToken(account: name, scopes: scopes, minValid: nil, forceRefresh: true)
+    } catch ProviderError.stepUpRequired(_, _, _, let claims) {
+      return claims
+    } catch {}
+    return nil
   }
 
   /// Stores the refresh token of a completed sign-in with who signed in and the client that

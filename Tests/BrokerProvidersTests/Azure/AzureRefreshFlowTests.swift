@@ -54,12 +54,42 @@ import Testing
   ])
   func interactionNeedsKeepTheRefreshToken(_ reply: FakeTransport.Reply) async {
     let error = await failure(reply)
-    guard case .signInRequired(let account, let reason) = error as? ProviderError else {
+    guard case .stepUpRequired(let account, let reason, let scopes, _) = error as? ProviderError else {
       Issue.record("got \(String(describing: error))")
       return
     }
     #expect(account == "work")
     #expect(reason != ProviderError.notSignedIn)
+    #expect(scopes == [Fixtures.graph])
+  }
+
+  /// Issue 13 item 4: the message names the resource's scopes and the login that asks for them;
+  /// the claims challenge travels with the error (for that login), never in the message.
+  @Test func aStepUpNamesTheScopesAndTheLoginThatAsksForThem() async {
+    let claims = #"{"access_token":{"capolids":{"essential":true,"values":["p1"]}}}"#
+    let escaped = claims.replacing("\"", with: "\\\"")
+    let error = await failure(
+      Fixtures.oauthError(
+        "interaction_required", description: "AADSTS50076: you must use multi-factor authentication", codes: [50076],
+        suberror: "basic_action", extra: #","claims":"\#(escaped)""#))
+    guard let error = error as? ProviderError, case .stepUpRequired(_, _, _, let sent) = error else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(sent == claims)
+    #expect(
+      error.description
+        == "sign-in needed for 'work' to use \(Fixtures.graph): multi-factor authentication is needed for this resource "
+        + "(interaction_required, basic_action, AADSTS50076); run 'tokenbroker login work --scope \(Fixtures.graph)'")
+  }
+
+  @Test func aClaimsValueThatHoldsTheRefreshTokenIsNotKept() async {
+    let error = await failure(Fixtures.oauthError("interaction_required", extra: #","claims":"{\"x\":\"RT1\"}""#))
+    guard case .stepUpRequired(_, _, _, let sent) = error as? ProviderError else {
+      Issue.record("got \(String(describing: error))")
+      return
+    }
+    #expect(sent == nil)
   }
 
   @Test func invalidGrantWithBadTokenSuberrorIsARejection() async {

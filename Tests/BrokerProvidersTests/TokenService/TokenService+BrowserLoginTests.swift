@@ -48,6 +48,38 @@ import Testing
     #expect(form["redirect_uri"] == "http://localhost:5151/")
   }
 
+  /// Issue 13 item 4: `login --scope S` asks for S, sends back the server's claims challenge, and
+  /// caches the new token under S.
+  @Test func aStepUpSignInAsksForItsScopesWithTheClaims() async throws {
+    let vault = ScopeSet(["https://vault.azure.net/.default"])
+    let claims = #"{"access_token":{"capolids":{"essential":true,"values":["p1"]}}}"#
+    let h = Harness([Fixtures.tokenReply(at: "AT-V", rt: "RT-V", idToken: Fixtures.idToken)])
+    let seen = Seen()
+    _ = try await h.service.loginWithBrowser(
+      account: "work", loginHint: nil, scopes: vault, claims: claims,
+      signIn: Self.signIn(seen: seen) { _ in .code(Secret("AC-1")) })
+    let url = try #require(seen.all.first?.url)
+    #expect(url.contains("claims=" + FormEncoding.encode([("", claims)]).dropFirst()))
+    #expect(url.contains("scope=https%3A%2F%2Fvault.azure.net%2F.default"))
+    #expect(h.transport.requests[0].formFields["scope"]?.hasPrefix("https://vault.azure.net/.default") == true)
+    #expect(try await h.store.accessRecord(vault)?.accessToken == Secret("AT-V"))
+    #expect(try await h.store.refreshRecord()?.refreshToken == Secret("RT-V"))
+  }
+
+  @Test func stepUpClaimsComeFromARefreshForThoseScopes() async throws {
+    let claims = #"{"access_token":{"acrs":{"essential":true,"value":"c1"}}}"#
+    let escaped = claims.replacing("\"", with: "\\\"")
+    let h = Harness([
+      Fixtures.oauthError("interaction_required", codes: [50076], suberror: "basic_action", extra: #","claims":"\#(escaped)""#),
+      Fixtures.tokenReply(at: "AT-G", rt: "RT-2"),
+    ])
+    try await h.store.putRefreshToken("RT1")
+    let vault = ScopeSet(["https://vault.azure.net/.default"])
+    #expect(await h.service.stepUpClaims(account: "work", scopes: vault) == claims)
+    #expect(try await h.store.refreshRecord()?.refreshToken == Secret("RT1"))  // kept
+    #expect(await h.service.stepUpClaims(account: "work", scopes: h.scopes) == nil)  // no step-up needed
+  }
+
   @Test func eachSignInHasItsOwnStateAndVerifier() async throws {
     let h = Harness([
       Fixtures.tokenReply(rt: "RT-1", idToken: Fixtures.idToken), Fixtures.tokenReply(rt: "RT-2", idToken: Fixtures.idToken),

@@ -230,7 +230,8 @@ class AzureProvider:
         offline = "offline_access" in scopes
         mode = self.options.refresh_token_mode
         grant, new, user = self.store.redeem_refresh_token(presented, client_id,
-                                                           rotate=offline and mode == "rotate")
+                                                           rotate=offline and mode == "rotate",
+                                                           scopes=scopes)
         reply = None
         if offline:
             reply = {"rotate": new and new.token, "same": presented, "omit": None, "empty": ""}[mode]

@@ -148,9 +148,13 @@ class Emulator:
         """Make `username` (created if new) the user who approves sign-ins."""
         return asdict(self.store.set_user(username, oid, tid, name))
 
-    def set_user_flags(self, username=None, mfa_required=None, consent_required=None):
-        """Switch a user's refresh grants to interaction_required (MFA) / consent_required."""
-        return asdict(self.store.set_user_flags(username, mfa_required, consent_required))
+    def set_user_flags(self, username=None, mfa_required=None, consent_required=None,
+                       step_up_resources=None):
+        """Switch a user's refresh grants to interaction_required (MFA) / consent_required;
+        `step_up_resources`: resources whose refreshes need MFA (interaction_required with a
+        claims challenge) until a sign-in asks for them."""
+        return asdict(self.store.set_user_flags(username, mfa_required, consent_required,
+                                                step_up_resources))
 
     # -- device codes --------------------------------------------------------------------
 

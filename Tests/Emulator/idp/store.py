@@ -32,6 +32,9 @@ class User:
     name: str
     mfa_required: bool = False      # refresh grants answer interaction_required (AADSTS50076)
     consent_required: bool = False  # refresh grants answer invalid_grant/consent_required (AADSTS65001)
+    # Resources (e.g. "https://vault.azure.net") whose refreshes answer interaction_required with
+    # a claims challenge, unless the grant comes from a sign-in that asked for that resource.
+    step_up_resources: list = field(default_factory=list)
 
 
 @dataclass
@@ -76,6 +79,7 @@ class RefreshToken:
     created: float
     expires: float | None
     state: str = "active"  # active | redeemed | revoked
+    stepped_up: list = field(default_factory=list)  # step-up resources its sign-in satisfied
 
 
 @dataclass
@@ -137,7 +141,8 @@ class GrantStore:
             self.current_username = username
             return user
 
-    def set_user_flags(self, username=None, mfa_required=None, consent_required=None):
+    def set_user_flags(self, username=None, mfa_required=None, consent_required=None,
+                       step_up_resources=None):
         """Switch MFA / consent requirements of a user (default: the approving user)."""
         with self.lock:
             user = self.user(username)
@@ -145,6 +150,8 @@ class GrantStore:
                 user.mfa_required = bool(mfa_required)
             if consent_required is not None:
                 user.consent_required = bool(consent_required)
+            if step_up_resources is not None:
+                user.step_up_resources = [r.rstrip("/") for r in step_up_resources]
             return user
 
     def user(self, username=None):
@@ -282,19 +289,24 @@ class GrantStore:
 
     # -- refresh tokens ------------------------------------------------------------------
 
-    def add_refresh_token(self, username=None, client_id=None, scopes=(), token=None, family=None):
-        """Register a refresh token (issued here, or seeded by a test such as `RT1`)."""
+    def add_refresh_token(self, username=None, client_id=None, scopes=(), token=None, family=None,
+                          stepped_up=None):
+        """Register a refresh token (issued here, or seeded by a test such as `RT1`). A new sign-in
+        (no `family`) satisfies the user's step-up resources its scopes ask for."""
         with self.lock:
             user = self._ensure_user(username) if username else self.user()
             now = self.now()
             lifetime = self.options.refresh_token_lifetime
+            if stepped_up is None:
+                stepped_up = [r for r in user.step_up_resources if _covers(scopes, r)]
             rt = RefreshToken(token or self._next("RT"), user.username, client_id, list(scopes),
                               family or self._next("FAM"), now,
-                              None if lifetime is None else now + lifetime)
+                              None if lifetime is None else now + lifetime,
+                              stepped_up=list(stepped_up))
             self.refresh_tokens[rt.token] = rt
             return rt
 
-    def redeem_refresh_token(self, token, client_id, rotate):
+    def redeem_refresh_token(self, token, client_id, rotate, scopes=()):
         """Check a refresh token and, if `rotate`, replace it with a new one of its family.
 
         Returns `(presented, new_or_None, user)`. Raises GrantError for unknown, revoked,
@@ -320,10 +332,13 @@ class GrantStore:
                 raise GrantError("mfa_required")
             if user.consent_required:
                 raise GrantError("consent_required")
+            if any(_covers(scopes, r) and r not in rt.stepped_up for r in user.step_up_resources):
+                raise GrantError("mfa_required")
             new = None
             if rotate:
                 rt.state = "redeemed"
-                new = self.add_refresh_token(user.username, client_id, rt.scopes, family=rt.family)
+                new = self.add_refresh_token(user.username, client_id, rt.scopes, family=rt.family,
+                                             stepped_up=rt.stepped_up)
             return rt, new, user
 
     def _revoke_family(self, family):
@@ -410,3 +425,8 @@ class GrantStore:
                 "access_tokens": [asdict(a) for a in self.access_tokens.values()],
                 "auth_codes": [asdict(c) for c in self.auth_codes.values()],
             }
+
+
+def _covers(scopes, resource):
+    """True when one of `scopes` is for `resource` (`RESOURCE/.default`, `RESOURCE/Name`)."""
+    return any(s == resource or s.startswith(resource + "/") for s in scopes)
