@@ -125,7 +125,7 @@ extension StoreError: CustomStringConvertible {
       return "the keyring is locked; unlock it (for example by logging in to the desktop, or with 'tokenbroker login ACCOUNT' on a terminal) and try again"
     case .unlockDismissed: return "the keyring unlock prompt was dismissed; unlock the keyring and try again"
     case .noCollection:
-      return "the Secret Service has no keyring collection; unlock or create one (for example start gnome-keyring-daemon --unlock), or set 'store = file' in [broker]"
+      return "the Secret Service has no keyring collection; unlock or create one (for example start gnome-keyring-daemon --unlock), or on a machine without a desktop session set 'store = encrypted-file' in [broker] and run 'tokenbroker unlock'"
     case .unavailable(let detail):
       return "cannot reach the Secret Service (\(detail)); on a machine without a desktop session set 'store = encrypted-file' in [broker] and run 'tokenbroker unlock', or start a keyring daemon such as gnome-keyring in this session"
     case .timedOut(let seconds):

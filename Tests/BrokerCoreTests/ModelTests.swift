@@ -93,9 +93,10 @@ import Testing
 struct StoreErrorMessageTests {
   /// Where no Secret Service runs, the message names the way on for headless machines.
   @Test func unreachableSecretServiceNamesTheEncryptedFileStore() {
-    let text = StoreError.unavailable(detail: "no session bus").description
-    #expect(text.contains("store = encrypted-file"))
-    #expect(text.contains("tokenbroker unlock"))
+    for error in [StoreError.unavailable(detail: "no session bus"), .noCollection] {
+      #expect(error.description.contains("store = encrypted-file"))
+      #expect(error.description.contains("tokenbroker unlock"))
+    }
   }
 
   @Test func encryptedStoreMessagesNameTheFileAndTheWayOn() {
