@@ -22,6 +22,12 @@ Options:
   --locked     the `login` collection (and every item) starts locked; Unlock returns a prompt
                that completes dismissed (B01/B02), CreateItem fails with IsLocked.
   --log FILE   appends one line per method call: `Interface.Method object-path` (never a secret).
+  --vanish AT  a `logout` racing the caller (issue 13 item 8), which a real gnome-keyring shows
+               only now and then: the first Service.SearchItems that finds items is followed by
+               the loss of every item. AT `search`: they are gone before the search answers (the
+               caller's next call on them, libsecret's property load of each item, finds no
+               object); AT `secret`: they go at the first GetSecret/GetSecrets, which then fails
+               with NoSuchObject.
 
 Secrets are never printed. Object paths follow gnome-keyring's: /org/freedesktop/secrets,
 /org/freedesktop/secrets/collection/login, .../login/N, /org/freedesktop/secrets/session/N.
@@ -64,10 +70,12 @@ def no_such_object(path):
 
 
 class State:
-    def __init__(self, mode, log_path):
+    def __init__(self, mode, log_path, vanish=None):
         self.mode = mode
         self.log_path = log_path
         self.counter = 0
+        self.vanish = vanish  # None, "search" or "secret"; cleared once the items are gone
+        self.searched = False
 
     def next_id(self):
         self.counter += 1
@@ -138,6 +146,8 @@ class Item(PropertiesObject):
     @dbus.service.method(ITEM_IFACE, in_signature="o", out_signature="(oayays)")
     def GetSecret(self, session):
         self.state.log("Item.GetSecret", self.path)
+        if self.collection.vanish_before_secret():
+            raise no_such_object(self.path)
         if self.locked:
             raise locked_error()
         return self.secret_struct(session)
@@ -192,6 +202,26 @@ class Collection(PropertiesObject):
 
     def matching(self, attributes):
         return [i for i in self.items if all(i.attributes.get(k) == v for k, v in attributes.items())]
+
+    def vanish_all(self):
+        for item in list(self.items):
+            self.remove(item)
+        self.state.vanish = None
+
+    def vanish_after_search(self, found):
+        """--vanish search: every item goes once a search found some."""
+        if found and self.state.vanish == "search":
+            self.vanish_all()
+        elif found and self.state.vanish == "secret":
+            self.state.searched = True
+
+    def vanish_before_secret(self):
+        """--vanish secret: every item goes at the first secret read after a search found some;
+        True when that happened now."""
+        if self.state.vanish == "secret" and self.state.searched:
+            self.vanish_all()
+            return True
+        return False
 
     def set_locked(self, locked):
         self.locked = locked
@@ -288,13 +318,17 @@ class Service(PropertiesObject):
     def SearchItems(self, attributes):
         self.state.log("Service.SearchItems", SERVICE_PATH)
         found = self.collection.matching(attributes)
-        return (dbus.Array([dbus.ObjectPath(i.path) for i in found if not i.locked], signature="o"),
-                dbus.Array([dbus.ObjectPath(i.path) for i in found if i.locked], signature="o"))
+        reply = (dbus.Array([dbus.ObjectPath(i.path) for i in found if not i.locked], signature="o"),
+                 dbus.Array([dbus.ObjectPath(i.path) for i in found if i.locked], signature="o"))
+        self.collection.vanish_after_search(bool(found))
+        return reply
 
     @dbus.service.method(SERVICE_IFACE, in_signature="aoo", out_signature="a{o(oayays)}")
     def GetSecrets(self, items, session):
         self.state.log("Service.GetSecrets", SERVICE_PATH)
         result = dbus.Dictionary({}, signature="o(oayays)")
+        if self.collection.vanish_before_secret():
+            raise no_such_object(items[0] if items else SERVICE_PATH)
         for path in items:
             item = self.item(path)
             if not item.locked:
@@ -352,11 +386,12 @@ def main():
     parser.add_argument("--seed")
     parser.add_argument("--locked", action="store_true")
     parser.add_argument("--log")
+    parser.add_argument("--vanish", choices=["search", "secret"])
     args = parser.parse_args()
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
-    state = State(args.mode, args.log)
+    state = State(args.mode, args.log, args.vanish)
     if args.mode == "hang":
         bus.add_message_filter(swallow_method_calls)
     else:

@@ -71,10 +71,11 @@ class Bus:
         self.wait_for_name("org.freedesktop.secrets")
         return p
 
-    def start_fake_secret_service(self, mode, seed=None, locked=False, log=None):
+    def start_fake_secret_service(self, mode, seed=None, locked=False, log=None, vanish=None):
         """The fake Secret Service (Tests/Integration/fake_secret_service.py) for failures a real
         gnome-keyring cannot show. `seed`: a JSON file of items; `locked`: the collection starts
-        locked (prompts complete dismissed); `log`: a file that gets one line per method call."""
+        locked (prompts complete dismissed); `log`: a file that gets one line per method call;
+        `vanish`: `search` or `secret`, every item goes after the first search that finds some."""
         args = [SYSTEM_PYTHON, os.path.join(HERE, "fake_secret_service.py"), "--mode", mode]
         if seed:
             args += ["--seed", seed]
@@ -82,6 +83,8 @@ class Bus:
             args += ["--locked"]
         if log:
             args += ["--log", log]
+        if vanish:
+            args += ["--vanish", vanish]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self.env(), text=True)
         self.procs.append(p)
         line = p.stdout.readline().strip()

@@ -21,14 +21,23 @@ enum LogoutCommand {
     return .success
   }
 
-  /// Deletes every item of `account` and checks that none is left.
+  /// Deletes every item of `account` and checks that none is left. A call that was already under
+  /// way (a `token get` storing a rotated refresh token or caching an access token) may write
+  /// after the first pass: its items are deleted too, in up to `passes` passes; items that stay
+  /// after those are a keyring that does not delete.
   /// - Returns: how many items were removed.
-  static func signOut(_ account: String, store: any SecretStore) async throws -> Int {
-    let keys = try await store.keys(account: account)
-    for key in keys { try await store.delete(key) }
-    guard try await store.keys(account: account).isEmpty else {
-      throw StoreError.backend(detail: "items of '\(account)' remain after deleting them")
+  /// - Throws: `StoreError`.
+  static func signOut(_ account: String, store: any SecretStore, passes: Int = 3) async throws -> Int {
+    var removed = 0
+    for _ in 0..<passes {
+      let keys = try await store.keys(account: account)
+      if keys.isEmpty { return removed }
+      for key in keys { try await store.delete(key) }
+      removed += keys.count
     }
-    return keys.count
+    guard try await store.keys(account: account).isEmpty else {
+      throw StoreError.backend(detail: "items of '\(account)' remain after deleting them \(passes) times")
+    }
+    return removed
   }
 }

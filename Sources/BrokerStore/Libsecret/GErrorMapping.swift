@@ -36,3 +36,15 @@ func consume(_ error: UnsafeMutablePointer<GError>, deadline: Deadline, connecti
   if domain == secret_error_get_quark() && code == Int32(SECRET_ERROR_IS_LOCKED.rawValue) { return .locked }
   return connecting ? .unavailable(detail: message) : .backend(detail: message)
 }
+
+/// True when `error` (not consumed) says the object a call addressed is not there: libsecret's
+/// "No such secret item at path" (`G_DBUS_ERROR_UNKNOWN_METHOD`, when an item's properties
+/// cannot load), the Secret Service's `NoSuchObject`, or D-Bus `UnknownObject`: the three that
+/// libsecret itself reads as "absent" (secret-methods.c). After a search found the item, it means
+/// another process deleted it meanwhile (a `logout`), not that the keyring failed.
+func isNoSuchObject(_ error: UnsafeMutablePointer<GError>) -> Bool {
+  let (domain, code) = (error.pointee.domain, error.pointee.code)
+  if domain == secret_error_get_quark() { return code == Int32(SECRET_ERROR_NO_SUCH_OBJECT.rawValue) }
+  guard domain == g_dbus_error_quark() else { return false }
+  return code == Int32(G_DBUS_ERROR_UNKNOWN_METHOD.rawValue) || code == Int32(G_DBUS_ERROR_UNKNOWN_OBJECT.rawValue)
+}

@@ -35,21 +35,47 @@ final class LibsecretSession {
   /// disk (not unlocked since the daemon started) by hashed attributes, and `xdg:schema` is not
   /// among them, so a schema search would miss them and report "absent". Unlocked items whose
   /// `xdg:schema` names another schema are dropped instead.
+  ///
+  /// An item deleted between the service's answer and the load of its properties (a `logout`
+  /// racing this call) fails the whole libsecret search; the search is then made again (up to
+  /// `searchAttempts` times), and no longer finds it.
   func search(_ attributes: [(String, String)]) throws(StoreError) -> [LibsecretItem] {
     let table = AttributeTable(attributes)
-    var error: UnsafeMutablePointer<GError>?
-    let list = secret_service_search_sync(
-      servicePointer, nil, table.pointer, SECRET_SEARCH_ALL, deadline.cancellable, &error)
-    var items: [LibsecretItem] = []
-    var node = list
-    while let n = node {  // the list owns one reference per item: hand it to LibsecretObject
-      if let data = n.pointee.data { items.append(LibsecretItem(LibsecretObject(data))) }
-      node = n.pointee.next
+    var attempts = 0
+    while true {
+      attempts += 1
+      var error: UnsafeMutablePointer<GError>?
+      let list = secret_service_search_sync(
+        servicePointer, nil, table.pointer, SECRET_SEARCH_ALL, deadline.cancellable, &error)
+      var items: [LibsecretItem] = []
+      var node = list
+      while let n = node {  // the list owns one reference per item: hand it to LibsecretObject
+        if let data = n.pointee.data { items.append(LibsecretItem(LibsecretObject(data))) }
+        node = n.pointee.next
+      }
+      g_list_free(list)
+      if let e = error, attempts < Self.searchAttempts, !deadline.expired, isNoSuchObject(e) {
+        g_error_free(e)
+        continue
+      }
+      try check(error)
+      let schema = String(cString: cbroker_token_schema().pointee.name)
+      return items.filter { $0.isLocked || ($0.attributes["xdg:schema"] ?? schema) == schema }
     }
-    g_list_free(list)
-    try check(error)
-    let schema = String(cString: cbroker_token_schema().pointee.name)
-    return items.filter { $0.isLocked || ($0.attributes["xdg:schema"] ?? schema) == schema }
+  }
+
+  /// How many times `search` runs when items vanish under it.
+  static let searchAttempts = 3
+
+  /// Consumes `error` and returns true when it says the addressed item is gone (`isNoSuchObject`);
+  /// any other error is thrown.
+  private func vanished(_ error: UnsafeMutablePointer<GError>?) throws(StoreError) -> Bool {
+    guard let error else { return false }
+    if !deadline.expired, isNoSuchObject(error) {
+      g_error_free(error)
+      return true
+    }
+    throw consume(error, deadline: deadline)
   }
 
   /// True when the `default` collection exists and is locked: an empty search then proves nothing.
@@ -95,11 +121,12 @@ final class LibsecretSession {
     return LibsecretItem(LibsecretObject(item))
   }
 
-  /// The secret bytes of an unlocked item, fetched from the service (`secret_item_load_secret_sync`).
-  func secret(of item: LibsecretItem) throws(StoreError) -> [UInt8] {
+  /// The secret bytes of an unlocked item, fetched from the service (`secret_item_load_secret_sync`),
+  /// or nil when the item is gone (deleted by another process since it was found).
+  func secret(of item: LibsecretItem) throws(StoreError) -> [UInt8]? {
     var error: UnsafeMutablePointer<GError>?
     _ = secret_item_load_secret_sync(item.pointer, deadline.cancellable, &error)
-    try check(error)
+    if try vanished(error) { return nil }
     guard let value = secret_item_get_secret(item.pointer) else {
       throw StoreError.backend(detail: "the Secret Service returned no secret for \(item.path)")
     }
@@ -111,10 +138,11 @@ final class LibsecretSession {
     }
   }
 
+  /// Deletes the item; one that is already gone counts as deleted.
   func delete(_ item: LibsecretItem) throws(StoreError) {
     var error: UnsafeMutablePointer<GError>?
     _ = secret_item_delete_sync(item.pointer, deadline.cancellable, &error)
-    try check(error)
+    _ = try vanished(error)
   }
 
   /// Asks the service to unlock `collection` (may show a prompt); false when it was dismissed.

@@ -18,6 +18,9 @@ internal import Dispatch
 ///   gets `.timedOut` 2 s later while the stuck call keeps the libsecret queue.
 /// - Duplicates (same attributes): `load` uses the newest (`Modified`) and deletes the other
 ///   unlocked ones; `save` leaves only the item it wrote.
+/// - An item that vanishes under an operation (another process deleted it between the search and
+///   the next call on it: a `logout` racing a `token get`) is absent, never a keyring failure:
+///   `load` searches again, `delete` counts it deleted, `save` counts its write done.
 /// - The blocking `*_sync` calls run on one serial dispatch queue, never on the cooperative pool.
 public final class LibsecretStore: SecretStore {
   private let timeoutMilliseconds: Int
@@ -46,21 +49,25 @@ public final class LibsecretStore: SecretStore {
   ///   `.unavailable`, `.timedOut`, `.backend`.
   public func load(_ key: ItemKey) async throws -> Secret? {
     try await perform { session throws(StoreError) in
-      let items = try session.search(key.attributes)
-      let unlocked = items.filter { !$0.isLocked }.sorted(by: LibsecretItem.newerFirst)
-      guard let newest = unlocked.first else {
-        if items.isEmpty, try !session.defaultCollectionIsLocked() { return nil }
-        throw StoreError.locked
+      for _ in 1...3 {
+        let items = try session.search(key.attributes)
+        let unlocked = items.filter { !$0.isLocked }.sorted(by: LibsecretItem.newerFirst)
+        guard let newest = unlocked.first else {
+          if items.isEmpty, try !session.defaultCollectionIsLocked() { return nil }
+          throw StoreError.locked
+        }
+        guard let bytes = try session.secret(of: newest) else { continue }  // deleted since the search
+        for duplicate in unlocked.dropFirst() { try? session.delete(duplicate) }
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw StoreError.corrupt(item: key.description) }
+        return Secret(text)
       }
-      let bytes = try session.secret(of: newest)
-      for duplicate in unlocked.dropFirst() { try? session.delete(duplicate) }
-      guard let text = String(validating: bytes, as: UTF8.self) else { throw StoreError.corrupt(item: key.description) }
-      return Secret(text)
+      return nil  // found and gone again each time: deleted meanwhile
     }
   }
 
   /// Stores `secret` under `key` in the default collection (replacing), reads it back (one retry,
-  /// for a concurrent writer of another program), then deletes any other unlocked item with the
+  /// for a concurrent writer of another program; an item deleted right after the write counts as
+  /// written and deleted), then deletes any other unlocked item with the
   /// same attributes; all of it holding `writeLock`, when given and it can be taken in time.
   /// - Throws: `.noCollection` (no `default` alias), `.locked` (the default collection is locked:
   ///   no prompt is raised), `.readBackMismatch`, `.unavailable`, `.timedOut`, `.backend`.
@@ -76,7 +83,9 @@ public final class LibsecretStore: SecretStore {
       repeat {
         attempts += 1
         created = try session.create(in: collection, attributes: key.attributes, label: label, text: secret.revealed)
-        if try session.secret(of: created) == Array(secret.revealed.utf8) { break }
+        // Gone already: another process deleted it after the write (a `logout`), which stands.
+        guard let back = try session.secret(of: created) else { return }
+        if back == Array(secret.revealed.utf8) { break }
         if attempts == 2 { throw StoreError.readBackMismatch }
       } while true
       let path = created.path
