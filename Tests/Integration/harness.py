@@ -292,6 +292,26 @@ hosts = git.example.test
         return subprocess.run([exe] + list(args), input=input, capture_output=True,
                               env=env or self.env(), timeout=timeout)
 
+    def binaries_for(self, as_user):
+        """The path of a `tokenbroker` that the command prefix `as_user` (e.g. setpriv to another
+        uid) can run, with its `tokenbroker-core` beside it: copies in a fresh 0755 directory,
+        since the build tree may sit where other users cannot enter (a 0700 or 0750 home).
+        Skips the test, saying why, when even the copy cannot be run so (`version` fails)."""
+        pub = tempfile.mkdtemp(prefix="tb-bin-")
+        self.addCleanup(shutil.rmtree, pub, True)
+        os.chmod(pub, 0o755)
+        for name in ("tokenbroker", "tokenbroker-core"):
+            shutil.copy(os.path.join(BIN_DIR, name), os.path.join(pub, name))
+            os.chmod(os.path.join(pub, name), 0o755)
+        front = os.path.join(pub, "tokenbroker")
+        probe = subprocess.run(as_user + [front, "version"], capture_output=True, timeout=60,
+                               stdin=subprocess.DEVNULL, env={"PATH": os.environ["PATH"], "HOME": "/nonexistent"})
+        if probe.returncode != 0:
+            self.skipTest("%s cannot run the copied binaries in %s (exit %d: %s); run this test where that user "
+                          "can (the copies need /tmp to be executable for it)"
+                          % (" ".join(as_user), pub, probe.returncode, probe.stderr.decode(errors="replace").strip()))
+        return front
+
     def login(self, account="work", approve=True, **kw):
         """Runs a device-code login and approves it at the emulator while it polls."""
         p = subprocess.Popen([TOKENBROKER, "login", account, "--device-code"], stdout=subprocess.PIPE,

@@ -63,6 +63,7 @@ class PeerCheckTest(AgentTestCase):
         # Let the kernel admit uid 65534 (it may connect to the file), so that only the agent's
         # own check can stop it.
         os.chmod(sock, 0o666)
+        # /usr/bin/python3 and CLIENT (passed inline) are all the other uid needs: nothing from the checkout.
         other = subprocess.run(NOBODY + ["/usr/bin/python3", "-I", "-c", CLIENT, sock], capture_output=True,
                                timeout=30)
         self.assertIn(b"connected", other.stdout, other.stderr)
@@ -79,12 +80,14 @@ class PeerCheckTest(AgentTestCase):
 
     def test_front_of_another_user_never_reaches_the_agent(self):
         """The front refuses a socket directory owned by someone else and runs the full program
-        instead (which, here, knows no account): it never talks to our agent."""
+        instead (which, here, knows no account): it never talks to our agent. The other user runs
+        copies of the binaries (`binaries_for`): the checkout may sit in a home it cannot enter."""
         env = self.env(TOKENBROKER_AGENT_SOCKET=self.public_socket())
         self.start_agent(env)
         os.chmod(env["TOKENBROKER_AGENT_SOCKET"], 0o666)
         other_env = dict(env, HOME="/nonexistent", XDG_CONFIG_HOME="/nonexistent", XDG_RUNTIME_DIR="/nonexistent")
-        r = subprocess.run(NOBODY + [TOKENBROKER, "token", "get", "work"], env=other_env, capture_output=True,
+        front = self.binaries_for(NOBODY)
+        r = subprocess.run(NOBODY + [front, "token", "get", "work"], env=other_env, capture_output=True,
                            timeout=30, stdin=subprocess.DEVNULL)
         self.assertEqual(r.returncode, 64, r.stderr)
         self.assertEqual(r.stdout, b"")
