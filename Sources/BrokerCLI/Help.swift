@@ -26,7 +26,10 @@ enum Help {
     options:
       --config FILE   read only this config file (default: /etc/tokenbroker/config, then
                       ~/.config/tokenbroker/config; also TOKENBROKER_CONFIG)
-      --verbose       explain what happens (never prints a secret)
+      --verbose       explain what happens on stderr: config files, host resolution, agent,
+                      cache, HTTP requests, store operations, why a refresh or deletion
+                      happened (never a secret); also TOKENBROKER_VERBOSE=1, e.g. for the
+                      helper calls git, docker and kubectl start
 
     Run 'tokenbroker COMMAND --help' for a command's options.
 

@@ -10,19 +10,26 @@ final class Runtime {
   let context: ProcessContext
   let globals: GlobalOptions
   let paths: BrokerPaths
+  /// `--verbose` or `TOKENBROKER_VERBOSE=1` (interface.md §3): lines to stderr; off otherwise.
+  let diagnostics: Diagnostics
   private var loadedConfig: BrokerConfig?
 
   init(context: ProcessContext, globals: GlobalOptions) {
     self.context = context
     self.globals = globals
     self.paths = BrokerPaths(environment: context.environment, uid: context.uid, configOverride: globals.configFile)
+    let on = globals.verbose || context.environment["TOKENBROKER_VERBOSE"] == "1"
+    self.diagnostics = on ? Diagnostics { [context] in context.say($0) } : .off
   }
 
   /// The merged, validated config; warnings go to stderr once.
   /// - Throws: `ConfigError` (exit 64).
   func config() throws -> BrokerConfig {
     if let loadedConfig { return loadedConfig }
-    let raw = try KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit)
+    let diagnostics = self.diagnostics
+    let raw = try KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit) { path, found in
+      diagnostics.note(found ? "read config \(path)" : "no config at \(path)")
+    }
     let config = try ConfigParser.parse(raw)
     for w in config.warnings { context.say("warning: " + w) }
     loadedConfig = config
@@ -32,6 +39,11 @@ final class Runtime {
   /// The configured store: the Secret Service, the plaintext file when `store = file`, or with
   /// `store = encrypted-file` the agent's (`AgentHeldStore`; inside the agent, the file itself).
   func store() throws -> any SecretStore {
+    let store = try configuredStore()
+    return diagnostics.isOn ? DiagnosedStore(store, diagnostics: diagnostics) : store
+  }
+
+  private func configuredStore() throws -> any SecretStore {
     let settings = try config().settings
     switch settings.store {
     case .secretService:
@@ -61,7 +73,11 @@ final class Runtime {
   /// `token get`, git and docker `get`: through the agent's shared cache inside the agent,
   /// else straight from the token service (`AccessTokenSource`).
   func accessToken(account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws -> IssuedToken {
-    try await (context.tokenSource ?? DirectTokenSource()).accessToken(
+    diagnostics.note(
+      context.tokenSource == nil
+        ? "tokenbroker-core serves this call itself (agent = off, or no agent could serve it)"
+        : "the agent serves this call")
+    return try await (context.tokenSource ?? DirectTokenSource()).accessToken(
       account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, service: tokenService())
   }
 
@@ -78,12 +94,12 @@ final class Runtime {
     let directory = paths.runtimeDirectory
     let lock: any RefreshLock =
       (try? RuntimeDirectory.ensure(directory)) != nil ? RefreshLockFile(runtimeDirectory: directory) : NoRefreshLock()
+    let transport: any HTTPTransport =
+      diagnostics.isOn ? DiagnosedTransport(CurlTransport(), diagnostics: diagnostics) : CurlTransport()
     return TokenService(
-      config: try config(), store: try store(), transport: CurlTransport(), time: SystemTime(), refreshLock: lock,
-      warn: { context.say("warning: " + $0) })
+      config: try config(), store: try store(), transport: transport, time: SystemTime(), refreshLock: lock,
+      diagnostics: diagnostics, warn: { context.say("warning: " + $0) })
   }
 
-  func verbose(_ text: @autoclosure () -> String) {
-    if globals.verbose { context.say(text()) }
-  }
+  func verbose(_ text: @autoclosure () -> String) { diagnostics.note(text()) }
 }

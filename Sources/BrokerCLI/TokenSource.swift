@@ -1,6 +1,7 @@
 import BrokerAgent
 import BrokerCore
 import BrokerProviders
+import Synchronization
 
 /// Where `token get` and the git/docker helpers take access tokens from: the token service of this
 /// one process (`DirectTokenSource`), or, for a command the agent runs, the agent's shared cache
@@ -38,11 +39,19 @@ struct SharedTokenSource: AccessTokenSource {
     let account = try service.config.requireAccount(name)
     let requested = scopes.flatMap { $0.isEmpty ? nil : $0 } ?? ScopeSet(account.scopes)
     let needed = Int64(max(service.config.settings.refreshMargin, minValid ?? 0))
-    return try await cache.token(
+    let fetched = service.diagnostics.isOn ? Flag() : nil
+    let token = try await cache.token(
       for: TokenCacheKey(account: name, scopes: requested), account: account, needed: needed, forceRefresh: forceRefresh
     ) { force in
-      try await service.accessToken(account: name, scopes: requested, minValid: minValid, forceRefresh: force)
+      fetched?.set()
+      return try await service.accessToken(account: name, scopes: requested, minValid: minValid, forceRefresh: force)
     }
+    if let fetched, !fetched.isSet {
+      let left = token.expiresOn - Int64(SystemTime().now)
+      service.diagnostics.note(
+        "the agent's memory had the token of '\(name)' [\(requested.items.joined(separator: " "))] (or shared another caller's refresh): \(left) s left")
+    }
+    return token
   }
 
   func eraseHandedOut(account: String, token: Secret, service: TokenService) async throws -> Bool {
@@ -50,4 +59,11 @@ struct SharedTokenSource: AccessTokenSource {
     let stored = try await service.eraseHandedOut(account: account, token: token)
     return cached || stored
   }
+}
+
+/// Set once, read after: whether the agent's cache called this caller's fetch.
+private final class Flag: Sendable {
+  private let value = Mutex(false)
+  func set() { value.withLock { $0 = true } }
+  var isSet: Bool { value.withLock { $0 } }
 }

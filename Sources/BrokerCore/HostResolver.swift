@@ -5,6 +5,8 @@ public struct HostMatch: Sendable, Equatable {
   public var scopes: [String]
   /// The host group's username, else the account's `git-username`; nil means "the signed-in identity".
   public var username: String?
+  /// Which rule matched, for `--verbose`: `[host H]`, `hosts = H of [account A]`, or the pattern.
+  public var rule: String = ""
 }
 
 /// Host resolution for the git and docker helpers (interface.md §2.1): a `[host HOST]` group, then an
@@ -47,22 +49,23 @@ public struct HostResolver: Sendable {
   public func resolve(host: String) -> HostMatch? {
     let h = host.lowercased()
     if let g = groups[h], let a = config.account(named: g.account) {
-      return HostMatch(account: a, scopes: g.scopes ?? a.scopes, username: g.username ?? a.gitUsername)
+      return HostMatch(account: a, scopes: g.scopes ?? a.scopes, username: g.username ?? a.gitUsername, rule: "[host \(g.host)]")
     }
     if let name = exact[h], let a = config.account(named: name) {
-      return HostMatch(account: a, scopes: a.scopes, username: a.gitUsername)
+      return HostMatch(account: a, scopes: a.scopes, username: a.gitUsername, rule: "hosts = \(h) of [account \(name)]")
     }
     // Longest `*.suffix` whose suffix matches whole labels: `*.example.com` matches
     // `a.example.com` and `b.a.example.com`, not `example.com` or `badexample.com`.
     let (name, port) = HostResolver.splitPort(h)
-    var best: (Int, String)?
+    var best: (Int, String, String)?
     for (pattern, account) in patterns {
       let (pName, pPort) = HostResolver.splitPort(pattern)
       guard pPort == port, name.hasSuffix("." + pName) else { continue }
-      if best == nil || pName.count > best!.0 { best = (pName.count, account) }
+      if best == nil || pName.count > best!.0 { best = (pName.count, account, pattern) }
     }
     if let best, let a = config.account(named: best.1) {
-      return HostMatch(account: a, scopes: a.scopes, username: a.gitUsername)
+      return HostMatch(
+        account: a, scopes: a.scopes, username: a.gitUsername, rule: "hosts = *.\(best.2) of [account \(best.1)]")
     }
     return nil
   }

@@ -11,8 +11,9 @@ public enum AgentProtocol {
   public static let maxMessageBytes = 65536
   /// The caller's variables that a `run` request carries, because the command's answer depends on
   /// them and the agent runs every command in its own environment: `KUBERNETES_EXEC_INFO` (the
-  /// ExecCredential apiVersion kubectl expects, interface.md §3).
-  public static let forwardedEnvironment = ["KUBERNETES_EXEC_INFO"]
+  /// ExecCredential apiVersion kubectl expects, interface.md §3) and `TOKENBROKER_VERBOSE` (the
+  /// caller asks for diagnostics, which the agent then returns in the reply's `error`).
+  public static let forwardedEnvironment = ["KUBERNETES_EXEC_INFO", "TOKENBROKER_VERBOSE"]
   /// The `exit` value that means "not served here: run tokenbroker-core yourself".
   public static let notServed: Int32 = -1
 

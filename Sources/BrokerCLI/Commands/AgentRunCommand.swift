@@ -30,7 +30,7 @@ enum AgentRunCommand {
     }
     defer { listener.close() }
     _ = chdir("/")
-    let verbose = runtime.globals.verbose
+    let verbose = runtime.diagnostics.isOn
     let cache = TokenCache(time: SystemTime())
     // Locked again (`lock`, `unlock-timeout`): nothing read from the store stays in memory either.
     let keys = StoreKeyHolder(onDrop: { await cache.drop(account: nil) })

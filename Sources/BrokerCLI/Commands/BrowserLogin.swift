@@ -22,7 +22,7 @@ enum BrowserLogin {
     defer { listener.stop() }
     let settings = try runtime.config().settings
     let context = runtime.context
-    let verbose = runtime.globals.verbose
+    let verbose = runtime.diagnostics.isOn
     let name = account.name
     let signIn = BrowserSignIn(port: listener.port, sha256: { SHA256.digest($0) }) { authorization in
       await announce(authorization, account: name, open: open, browser: settings.browser, context: context)

@@ -72,6 +72,7 @@ enum DockerHelperCommand {
       context.writeOutput(notFound + "\n")
       return ExitStatus.failure.rawValue
     }
+    runtime.verbose("'\(host)' is served by account '\(match.account.name)' (\(match.rule))")
     if RegistryAddress.isAzureContainerRegistry(host) {
       context.writeOutput(
         "tokenbroker: '\(host)' is an Azure Container Registry, which needs a token exchange that tokenbroker does not support yet; use 'az acr login' for it\n"

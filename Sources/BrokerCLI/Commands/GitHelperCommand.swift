@@ -27,6 +27,7 @@ enum GitHelperCommand {
       runtime.verbose("no account serves '\(target.host)'; leaving it to the next helper")
       return .success
     }
+    runtime.verbose("'\(target.host)' is served by account '\(match.account.name)' (\(match.rule))")
     try target.requireSecureProtocol()
     let token = try await runtime.accessToken(
       account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)

@@ -29,9 +29,16 @@ extension TokenService {
     }
     let needed = Int64(max(config.settings.refreshMargin, minValid ?? 0))
     let before = try await loadAccessRecord(name, requested)
+    let what = "'\(name)' [\(requested.items.joined(separator: " "))]"
     if !forceRefresh, let before, before.expiresOn - time.now >= needed {
+      diagnostics.note("cache hit for \(what): \(before.expiresOn - time.now) s left (\(needed) s needed)")
       return try await fromCache(before, account: account, requested: requested)
     }
+    diagnostics.note(
+      "refreshing \(what): "
+        + (forceRefresh
+          ? "--force-refresh" : before.map { "cached token has \($0.expiresOn - time.now) s left, \(needed) s needed" }
+            ?? "no cached token"))
 
     let provider = try makeProvider(account)  // only now: a cached token needs no provider
     return try await refreshLock.withLock(account: name) {
@@ -40,9 +47,12 @@ extension TokenService {
       if let stored = try await loadAccessRecord(name, requested), stored.expiresOn - time.now >= needed,
         !forceRefresh || stored.accessToken != before?.accessToken
       {
+        diagnostics.note("another process refreshed \(what) meanwhile; using its token (\(stored.expiresOn - time.now) s left)")
         return try await fromCache(stored, account: account, requested: requested)
       }
-      return try await refreshLocked(provider, account: account, requested: requested)
+      let token = try await refreshLocked(provider, account: account, requested: requested)
+      diagnostics.note("refreshed \(what): the new token is valid for \(token.expiresOn - time.now) s")
+      return token
     }
   }
 
@@ -53,6 +63,7 @@ extension TokenService {
   {
     let name = account.name
     guard let record = try await loadRefreshRecord(name) else {
+      diagnostics.note("dropping the cached access tokens of '\(name)': it is no longer signed in")
       try? await dropAccessTokens(account: name)
       throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
     }
@@ -116,6 +127,8 @@ extension TokenService {
       } catch let rejected as RefreshTokenRejected {
         guard let stored = try await loadRefreshRecord(account.name) else { throw rejected.providerError }
         if stored.refreshToken == current.refreshToken {
+          diagnostics.note(
+            "deleting the refresh token of '\(account.name)' and its cached access tokens: the provider rejected that very token")
           try await store.delete(.refreshToken(account.name))
           do {
             try await dropAccessTokens(account: account.name)
@@ -125,6 +138,7 @@ extension TokenService {
           throw rejected.providerError
         }
         guard triesLeft > 0 else { throw rejected.providerError }
+        diagnostics.note("the provider rejected a refresh token that another process had already replaced; using the newer one")
         current = stored
       }
     }
@@ -145,12 +159,17 @@ extension TokenService {
       if stored.identity != previous.identity || stored.objectID != previous.objectID || stored.clientID != previous.clientID {
         throw SignInChanged()
       }
+      diagnostics.note("another process stored a newer refresh token of '\(account.name)' meanwhile; keeping it")
       return identity  // the same sign-in, rotated by another process meanwhile: keep its newer token
     }
     if grant.refreshTokenWasEmpty {
       warn("the provider sent an empty refresh_token for '\(account.name)'; keeping the stored one")
     }
-    guard let newToken = grant.refreshToken, newToken != previous.refreshToken else { return identity }
+    guard let newToken = grant.refreshToken, newToken != previous.refreshToken else {
+      diagnostics.note("the provider did not rotate the refresh token of '\(account.name)'; keeping it")
+      return identity
+    }
+    diagnostics.note("storing the rotated refresh token of '\(account.name)'")
     let record = RefreshTokenRecord(
       refreshToken: newToken, identity: identity, tenant: previous.tenant ?? grant.identity?.tenantID,
       objectID: previous.objectID ?? grant.identity?.objectID, obtainedAt: time.now, clientID: previous.clientID)

@@ -18,17 +18,21 @@ public struct TokenService: Sendable {
   let transport: (any HTTPTransport)?
   /// Held around each account's "re-read, refresh, store".
   let refreshLock: any RefreshLock
+  /// `--verbose` lines: cache hits and misses, why a refresh or deletion happens.
+  public let diagnostics: Diagnostics
 
   /// - Parameter warn: receives one-line warnings (never a secret), e.g. an access token that could
   ///   not be cached.
   ///   `refreshLock`: serialises refreshes of one account across processes (`RefreshLockFile`).
   public init(
     config: BrokerConfig, store: any SecretStore, transport: any HTTPTransport, time: any TimeSource,
-    refreshLock: any RefreshLock = NoRefreshLock(), warn: @escaping @Sendable (String) -> Void
+    refreshLock: any RefreshLock = NoRefreshLock(), diagnostics: Diagnostics = .off,
+    warn: @escaping @Sendable (String) -> Void
   ) {
     let settings = config.settings
     self.init(
       config: config, store: store, time: time, warn: warn, transport: transport, refreshLock: refreshLock,
+      diagnostics: diagnostics,
       makeProvider: { try Providers.make(for: $0, settings: settings, transport: transport, time: time) })
   }
 
@@ -37,8 +41,9 @@ public struct TokenService: Sendable {
   public init(
     config: BrokerConfig, store: any SecretStore, time: any TimeSource, warn: @escaping @Sendable (String) -> Void,
     transport: (any HTTPTransport)? = nil, refreshLock: any RefreshLock = NoRefreshLock(),
-    makeProvider: @escaping @Sendable (AccountConfig) throws -> any OAuthProvider
+    diagnostics: Diagnostics = .off, makeProvider: @escaping @Sendable (AccountConfig) throws -> any OAuthProvider
   ) {
+    self.diagnostics = diagnostics
     self.refreshLock = refreshLock
     self.config = config
     self.store = store

@@ -12,13 +12,18 @@ public enum KeyFileLoader {
   ///   - paths: `BrokerPaths.configFiles`.
   ///   - explicit: true for a `--config`/`TOKENBROKER_CONFIG` file, which must exist; otherwise
   ///     a missing file is skipped.
+  ///   - seen: told of each path and whether it was there (`--verbose`).
   /// - Throws: `ConfigError.unreadable(file:detail:)` for a missing explicit file, an unreadable
   ///   file or a syntax error (detail: GLib's message); `ConfigError.invalid` for a value GLib
   ///   cannot decode.
-  public static func load(paths: [String], explicit: Bool) throws -> RawConfig {
+  public static func load(paths: [String], explicit: Bool, seen: (String, Bool) -> Void = { _, _ in }) throws
+    -> RawConfig
+  {
     var config = RawConfig()
     for path in paths {
-      guard let raw = try load(file: path, required: explicit) else { continue }
+      let raw = try load(file: path, required: explicit)
+      seen(path, raw != nil)
+      guard let raw else { continue }
       config = config.merged(with: raw)
     }
     return config
