@@ -30,7 +30,7 @@ func exchange(_ socket: String, _ request: [UInt8]) async -> AgentClient.Exchang
     Thread0.run {
       guard case .connected(let fd) = AgentClient.connect(to: socket) else { return continuation.resume(returning: .failed(-1)) }
       defer { close(fd) }
-      continuation.resume(returning: AgentClient.exchange(fd: fd, request: request, timeoutMilliseconds: 5000))
+      continuation.resume(returning: AgentClient.exchange(fd: fd, request: request, timeoutMilliseconds: 30_000))
     }
   }
 }
