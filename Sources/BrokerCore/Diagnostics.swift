@@ -41,7 +41,8 @@ public struct Diagnostics: Sendable {
     }
   }
 
-  static func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
+  /// Whole milliseconds from `start` to now.
+  public static func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
     let d = ContinuousClock.now - start
     return d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
   }

@@ -11,6 +11,10 @@ public protocol OAuthProvider: Sendable {
   ///   retries, a reply that is not the expected JSON).
   func startDeviceAuthorization(scopes: ScopeSet) async throws -> DeviceAuthorization
 
+  /// As `startDeviceAuthorization(scopes:)`, sending back a claims challenge (a step-up a refresh
+  /// asked for) where the provider takes one (Entra: `claims`); the default ignores it.
+  func startDeviceAuthorization(scopes: ScopeSet, claims: String?) async throws -> DeviceAuthorization
+
   /// Polls until approved, declined, expired, or `timeout` seconds pass (RFC 8628 §3.4–3.5).
   ///
   /// Waits `interval` seconds between polls (through `TimeSource.sleep`), 5 s more after each
@@ -67,6 +71,10 @@ public enum RevocationOutcome: Sendable, Equatable {
 }
 
 extension OAuthProvider {
+  public func startDeviceAuthorization(scopes: ScopeSet, claims: String?) async throws -> DeviceAuthorization {
+    try await startDeviceAuthorization(scopes: scopes)
+  }
+
   /// `refresh(_:scopes:clientID:)` as the account's own `client-id`.
   public func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant {
     try await refresh(refreshToken, scopes: scopes, clientID: nil)

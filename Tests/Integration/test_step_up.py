@@ -65,10 +65,14 @@ class StepUpTest(BrowserFlows, FlowTestCase):
         self.assertEqual(self.stored_refresh_token(), self.rt)
 
     def test_login_scope_with_the_device_code(self):
+        refused = self.run_broker("token", "get", "work", "--scope", VAULT)
+        self.assert_step_up_message(refused)
         r = self.login_and_approve("work", "--scope", VAULT)
         self.assertEqual(r.returncode, 0, r.stderr)
         [devicecode] = self.emu.requests(endpoint="devicecode")[-1:]
         self.assertIn(VAULT, devicecode["form"]["scope"].split())
+        self.assertEqual(json.loads(devicecode["form"]["claims"]),
+                         json.loads(self.refresh_requests()[-1]["response"]["claims"]))
         vault = self.run_broker("token", "get", "work", "--scope", VAULT)
         self.assertEqual(vault.returncode, 0, vault.stderr)
 

@@ -54,6 +54,7 @@ class VerboseTest(AgentTestCase):
         self.assertEqual(forced.returncode, 0, forced.stderr)
         lines = self.lines(forced)
         self.assert_line(lines, r"refreshing 'work' .*: --force-refresh$")
+        self.assert_line(lines, r"took the refresh lock of 'work' after \d+ ms$")
         self.assertTrue(any(HTTP_LINE.match(line) for line in lines), lines)
         self.assert_line(lines, r"storing the rotated refresh token of 'work'$")
         self.assert_line(lines, r"store: write work/refresh-token: done in \d+ ms$")

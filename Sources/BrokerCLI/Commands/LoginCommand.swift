@@ -50,7 +50,7 @@ enum LoginCommand {
     case .deviceCode:
       let prompt = DeviceCodePrompt(account: name, context: runtime.context)
       defer { prompt.finish() }
-      token = try await runtime.tokenService().loginWithDeviceCode(account: name, scopes: asked) { prompt.show($0) }
+      token = try await runtime.tokenService().loginWithDeviceCode(account: name, scopes: asked, claims: claims) { prompt.show($0) }
     }
     runtime.context.writeOutput("signed in to \(name) as \(TerminalText.clean(token.identity ?? "an unnamed user"))\n")
     return .success

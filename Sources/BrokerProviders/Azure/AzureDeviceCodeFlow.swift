@@ -5,13 +5,16 @@ import BrokerCore
 struct AzureDeviceCodeFlow: Sendable {
   let provider: AzureProvider
 
+  /// - Parameter claims: a claims challenge to send back (`claims`), or nil.
   /// - Throws: `ProviderError.rejected` (client, tenant or scopes wrong), `.unavailable`.
-  func start(scopes: ScopeSet) async throws -> DeviceAuthorization {
+  func start(scopes: ScopeSet, claims: String?) async throws -> DeviceAuthorization {
     let url = provider.endpoints.deviceAuthorization
     let account = provider.account.name
     let host = TokenEndpointClient.host(of: url)
+    var fields = [("scope", AzureScopes.wire(scopes, signIn: true))]
+    if let claims { fields.append(("claims", claims)) }
     return try await provider.client.deviceAuthorization(
-      url: url, fields: [("scope", AzureScopes.wire(scopes, signIn: true))], client: .publicClient(provider.clientID)
+      url: url, fields: fields, client: .publicClient(provider.clientID)
     ) { AzureErrors.requestError($0, account: account, host: host) }
   }
 

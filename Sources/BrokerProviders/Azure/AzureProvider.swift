@@ -28,7 +28,12 @@ public struct AzureProvider: OAuthProvider {
 
   /// `POST {authority}/{tenant}/oauth2/v2.0/devicecode` (protocols.md §2.5).
   public func startDeviceAuthorization(scopes: ScopeSet) async throws -> DeviceAuthorization {
-    try await AzureDeviceCodeFlow(provider: self).start(scopes: scopes)
+    try await AzureDeviceCodeFlow(provider: self).start(scopes: scopes, claims: nil)
+  }
+
+  /// The same, with `claims` (the challenge of a step-up) on the request.
+  public func startDeviceAuthorization(scopes: ScopeSet, claims: String?) async throws -> DeviceAuthorization {
+    try await AzureDeviceCodeFlow(provider: self).start(scopes: scopes, claims: claims)
   }
 
   /// Polls `…/token` with the device code grant (protocols.md §2.5; RFC 8628 §3.4–3.5).

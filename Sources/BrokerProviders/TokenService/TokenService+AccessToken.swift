@@ -41,7 +41,9 @@ extension TokenService {
             ?? "no cached token"))
 
     let provider = try makeProvider(account)  // only now: a cached token needs no provider
+    let waiting = ContinuousClock.now
     return try await refreshLock.withLock(account: name) {
+      diagnostics.note("took the refresh lock of '\(name)' after \(Diagnostics.milliseconds(since: waiting)) ms")
       // Another process may have refreshed while this one waited for the lock: its token is as
       // fresh as this refresh would make one (also for --force-refresh, whose own token it replaces).
       if let stored = try await loadAccessRecord(name, requested), stored.expiresOn - time.now >= needed,

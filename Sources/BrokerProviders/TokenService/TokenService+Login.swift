@@ -1,7 +1,8 @@
 import BrokerCore
 
 extension TokenService {
-  /// `login --device-code` (interface.md §3): runs the device flow for `scopes` (nil: the account's),
+  /// `login --device-code` (interface.md §3): runs the device flow for `scopes` (nil: the account's;
+  /// with `claims`, a step-up's challenge, on the device authorization request),
   /// shows the code through `prompt`, stores the refresh token, drops the account's cached access
   /// tokens (B20), then caches the new access token (a failure there is only a warning).
   /// - Parameter prompt: called once with the code to show; strip control characters before printing.
@@ -10,12 +11,13 @@ extension TokenService {
   ///   (after `login-timeout` seconds), `.rejected` (also when no refresh token came back),
   ///   `.unavailable`, `.unsupported`; `StoreError`.
   public func loginWithDeviceCode(
-    account name: String, scopes asked: ScopeSet? = nil, prompt: @escaping @Sendable (DeviceAuthorization) -> Void
+    account name: String, scopes asked: ScopeSet? = nil, claims: String? = nil,
+    prompt: @escaping @Sendable (DeviceAuthorization) -> Void
   ) async throws -> IssuedToken {
     let account = try config.requireAccount(name)
     let provider = try makeProvider(account)
     let scopes = asked ?? ScopeSet(account.scopes)
-    let authorization = try await provider.startDeviceAuthorization(scopes: scopes)
+    let authorization = try await provider.startDeviceAuthorization(scopes: scopes, claims: claims)
     prompt(authorization)
     let grant = try await provider.pollDeviceAuthorization(
       authorization, scopes: scopes, timeout: config.settings.loginTimeout)

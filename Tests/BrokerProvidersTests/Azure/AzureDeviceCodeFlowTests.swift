@@ -23,6 +23,14 @@ import Testing
     #expect(auth.message?.hasPrefix("To sign in") == true)
   }
 
+  @Test func aStepUpSendsTheClaimsChallengeBack() async throws {
+    let transport = FakeTransport([Fixtures.deviceReply()])
+    let claims = #"{"access_token":{"acrs":{"essential":true,"value":"c1"}}}"#
+    _ = try await Fixtures.provider(transport, FakeTime(now: Fixtures.start))
+      .startDeviceAuthorization(scopes: ScopeSet(["https://vault.azure.net/.default"]), claims: claims)
+    #expect(transport.requests[0].formFields["claims"] == claims)
+  }
+
   @Test func startErrorsAreClassified() async throws {
     let transport = FakeTransport([
       Fixtures.oauthError("invalid_scope", description: "AADSTS70011: The provided value for the input parameter 'scope' is not valid.", codes: [70011])
