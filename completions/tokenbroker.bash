@@ -4,7 +4,7 @@
 # Account names come from `tokenbroker accounts --names`, which reads only the config file
 # (honouring a --config given on the command line), never the keyring.
 
-_tokenbroker_account_keys="--client-id --client-secret --device-client-id --device-client-secret
+_tokenbroker_account_keys="--issuer --client-auth --client-id --client-secret --device-client-id --device-client-secret
   --tenant --scopes --hosts --git-username --flow --login-hint --redirect-port --authority
   --authorization-endpoint --token-endpoint --device-authorization-endpoint --revocation-endpoint
   --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime"
@@ -54,7 +54,8 @@ _tokenbroker() {
         COMPREPLY=($(compgen -f -- "$cur"))
         return ;;
     --format) _tokenbroker_reply $'token\nheader\njson\nenv\ncookiejar\nexec-credential' "$cur"; return ;;
-    --provider) _tokenbroker_reply $'azure\ngoogle\nsharepoint' "$cur"; return ;;
+    --provider) _tokenbroker_reply $'azure\ngoogle\nsharepoint\noidc' "$cur"; return ;;
+    --client-auth) _tokenbroker_reply $'client_secret_basic\nclient_secret_post\nnone' "$cur"; return ;;
     --flow) _tokenbroker_reply $'browser\ndevice-code' "$cur"; return ;;
     --mode) _tokenbroker_reply $'bearer\ncookie\nimported-cookies' "$cur"; return ;;
     --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;

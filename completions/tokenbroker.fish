@@ -99,13 +99,14 @@ complete -c tokenbroker -n '__tokenbroker_in token version accounts' -l json -d 
 complete -c tokenbroker -n '__tokenbroker_in accounts' -l names -d 'print only the account names'
 
 complete -c tokenbroker -n '__tokenbroker_at account' -a 'add remove' -d 'edit the config file'
-complete -c tokenbroker -n '__tokenbroker_in account' -l provider -x -a 'azure google sharepoint' -d 'identity provider'
+complete -c tokenbroker -n '__tokenbroker_in account' -l provider -x -a 'azure google sharepoint oidc' -d 'identity provider'
 complete -c tokenbroker -n '__tokenbroker_in account' -l replace -d 'overwrite an existing account'
-for key in client-id client-secret device-client-id device-client-secret scopes hosts git-username \
+for key in issuer client-id client-secret device-client-id device-client-secret scopes hosts git-username \
         login-hint redirect-port authority authorization-endpoint token-endpoint \
         device-authorization-endpoint revocation-endpoint userinfo-endpoint site cookie-lifetime
     complete -c tokenbroker -n '__tokenbroker_in account' -l $key -x -d 'account key'
 end
+complete -c tokenbroker -n '__tokenbroker_in account' -l client-auth -x -a 'client_secret_basic client_secret_post none' -d 'client authentication'
 complete -c tokenbroker -n '__tokenbroker_in account' -l tenant -x -a 'common organizations consumers' -d 'Azure tenant'
 complete -c tokenbroker -n '__tokenbroker_in account' -l flow -x -a 'browser device-code' -d 'sign-in flow'
 complete -c tokenbroker -n '__tokenbroker_in account' -l mode -x -a 'bearer cookie imported-cookies' -d 'SharePoint mode'

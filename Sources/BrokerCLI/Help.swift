@@ -93,10 +93,10 @@ enum Help {
       It exits after agent-idle-timeout seconds (default 3600) without requests.
       """,
     "revoke": """
-      Revokes the grant at the provider where it has a revocation endpoint (Google, RFC 7009),
-      then deletes every stored item of ACCOUNT. Azure has none: it signs out locally, exit 0. If
-      the revocation fails (network, 5xx) it still signs out locally and exits 4: remove the grant
-      by hand (Google: https://myaccount.google.com/permissions).
+      Revokes the grant at the provider where it has a revocation endpoint (Google, oidc servers
+      that name one; RFC 7009), then deletes every stored item of ACCOUNT. Azure has none: it signs
+      out locally, exit 0. If the revocation fails (network, 5xx) it still signs out locally and
+      exits 4: remove the grant by hand (Google: https://myaccount.google.com/permissions).
       """,
     "accounts": """
       Lists each configured account: provider, signed in or not, identity, access-token expiry.
@@ -112,7 +112,7 @@ enum Help {
       """,
     "account": """
       Edits the user config file (or the --config file) through GKeyFile; comments are kept.
-      add NAME --provider azure|google|sharepoint [--KEY VALUE]...
+      add NAME --provider azure|google|sharepoint|oidc [--KEY VALUE]...
                    writes [account NAME] with the given keys (client-id, tenant, scopes, hosts,
                    ... see tokenbroker-config(5)); an existing account needs --replace
       remove NAME  deletes [account NAME]; its tokens stay until 'tokenbroker logout NAME'

@@ -98,7 +98,9 @@ final class Runtime {
       diagnostics.isOn ? DiagnosedTransport(CurlTransport(), diagnostics: diagnostics) : CurlTransport()
     return TokenService(
       config: try config(), store: try store(), transport: transport, time: SystemTime(), refreshLock: lock,
-      diagnostics: diagnostics, warn: { context.say("warning: " + $0) })
+      diagnostics: diagnostics,
+      discoveryCache: LayeredDiscoveryCache(backing: DiscoveryFileCache(directory: paths.cacheDirectory)),
+      warn: { context.say("warning: " + $0) })
   }
 
   func verbose(_ text: @autoclosure () -> String) { diagnostics.note(text()) }

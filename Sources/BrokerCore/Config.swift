@@ -1,6 +1,7 @@
 /// The identity providers tokenbroker speaks to.
 public enum ProviderKind: String, Sendable, CaseIterable {
-  case azure, google, sharepoint
+  /// Any OpenID Connect provider (or RFC 8414 OAuth 2.0 server), through its discovery document.
+  case azure, google, sharepoint, oidc
 }
 
 /// `[broker] store`.
@@ -77,6 +78,9 @@ public struct AccountConfig: Sendable, Equatable {
   public var redirectPort: Int?
   /// Azure authority origin, default `https://login.microsoftonline.com`.
   public var authority: String = "https://login.microsoftonline.com"
+  /// oidc: the OpenID Provider's issuer identifier, exactly as configured (compared byte for byte
+  /// with the discovery document's `issuer`).
+  public var issuer: String?
   public var endpoints = EndpointOverrides()
   public var caFile: String?
   public var site: String?
@@ -95,6 +99,7 @@ public struct AccountConfig: Sendable, Equatable {
     case .azure: return ["https://graph.microsoft.com/.default"]
     case .google: return ["openid", "email"]
     case .sharepoint: return []
+    case .oidc: return ["openid", "profile", "email", "offline_access"]
     }
   }
 }

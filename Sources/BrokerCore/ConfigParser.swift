@@ -7,7 +7,7 @@ public enum ConfigParser {
     "store", "unlock-timeout", "agent", "agent-idle-timeout", "refresh-margin", "ca-file", "browser", "login-timeout",
   ]
   private static let accountKeys: Set<String> = [
-    "provider", "client-id", "client-secret", "client-auth", "device-client-id", "device-client-secret", "tenant", "scopes",
+    "provider", "issuer", "client-id", "client-secret", "client-auth", "device-client-id", "device-client-secret", "tenant", "scopes",
     "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "authorization-endpoint",
     "token-endpoint", "device-authorization-endpoint", "revocation-endpoint", "userinfo-endpoint", "ca-file",
     "site", "via", "mode", "cookie-lifetime",
@@ -65,9 +65,10 @@ public enum ConfigParser {
     -> AccountConfig
   {
     guard let providerEntry = g.entries.first(where: { $0.key == "provider" }) else {
-      throw ConfigError.invalid(file: g.file, group: g.name, key: "provider", problem: "missing (azure, google or sharepoint)")
+      throw ConfigError.invalid(file: g.file, group: g.name, key: "provider", problem: "missing (azure, google, sharepoint or oidc)")
     }
-    let provider = try choice(ProviderKind(rawValue: providerEntry.value), providerEntry, g, "azure, google or sharepoint")
+    let provider = try choice(
+      ProviderKind(rawValue: providerEntry.value), providerEntry, g, "azure, google, sharepoint or oidc")
     var a = AccountConfig(name: name, provider: provider)
     for e in g.entries {
       switch e.key {
@@ -87,6 +88,9 @@ public enum ConfigParser {
       case "login-hint": a.loginHint = try nonEmpty(e, g)
       case "redirect-port": a.redirectPort = try integer(e, g, in: 1...65535)
       case "authority": a.authority = try endpoint(e, g, allowPath: false)
+      case "issuer":
+        a.issuer = try endpoint(e, g)
+        if e.value.contains("?") || e.value.contains("#") { throw bad(e, g, "'\(e.value)' must have no query or fragment") }
       case "authorization-endpoint": a.endpoints.authorization = try endpoint(e, g)
       case "token-endpoint": a.endpoints.token = try endpoint(e, g)
       case "device-authorization-endpoint": a.endpoints.deviceAuthorization = try endpoint(e, g)
@@ -108,6 +112,9 @@ public enum ConfigParser {
     case .google:
       try require(a.clientID != nil, "client-id", "the OAuth client ID of your Google Cloud project")
       try require(a.clientSecret != nil, "client-secret", "the Desktop app client secret")
+    case .oidc:
+      try require(a.issuer != nil, "issuer", "the OpenID Provider's issuer URL, e.g. https://login.example.com/realms/main")
+      try require(a.clientID != nil, "client-id", "the client ID registered at the provider")
     case .sharepoint:
       try require(a.site != nil, "site", "the site origin, e.g. https://contoso.sharepoint.com")
       if a.mode != .importedCookies { try require(a.via != nil, "via", "the azure account that signs in") }

@@ -16,6 +16,8 @@ public struct BrokerPaths: Sendable, Equatable {
   public var tokenFile: String
   /// The encrypted store (`store = encrypted-file`), next to the plaintext one.
   public var encryptedTokenFile: String
+  /// `$XDG_CACHE_HOME/tokenbroker` (`~/.cache/tokenbroker`): discovery documents.
+  public var cacheDirectory: String
 
   /// - Parameters:
   ///   - environment: the process environment.
@@ -47,5 +49,6 @@ public struct BrokerPaths: Sendable, Equatable {
     agentSocket = env["TOKENBROKER_AGENT_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? runtimeDirectory + "/agent.sock"
     tokenFile = xdg("XDG_DATA_HOME", ".local/share") + "/tokenbroker/tokens.json"
     encryptedTokenFile = xdg("XDG_DATA_HOME", ".local/share") + "/tokenbroker/tokens.enc"
+    cacheDirectory = xdg("XDG_CACHE_HOME", ".cache") + "/tokenbroker"
   }
 }

@@ -78,11 +78,14 @@ public struct TokenGrant: Sendable {
   public var identity: Identity?
   /// `token_type`; `Bearer` when absent.
   public var tokenType: String
+  /// The `id_token` as received, for the OpenID Connect checks of a new sign-in.
+  public var idToken: Secret?
 
   public init(
     accessToken: Secret, expiresOn: Int64, refreshToken: Secret?, refreshTokenWasEmpty: Bool = false,
-    scopes: [String], identity: Identity?, tokenType: String = "Bearer"
+    scopes: [String], identity: Identity?, tokenType: String = "Bearer", idToken: Secret? = nil
   ) {
+    self.idToken = idToken
     self.accessToken = accessToken
     self.expiresOn = expiresOn
     self.refreshToken = refreshToken

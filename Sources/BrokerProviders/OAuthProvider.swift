@@ -36,9 +36,10 @@ public protocol OAuthProvider: Sendable {
   /// Where the loopback redirect of a browser sign-in points.
   var loopbackHost: LoopbackHost { get }
 
-  /// The authorization request of a browser sign-in (RFC 6749 §4.1.1, RFC 7636 §4.3).
+  /// The authorization request of a browser sign-in (RFC 6749 §4.1.1, RFC 7636 §4.3). No default:
+  /// a default `async` one would silently win over a provider's synchronous implementation.
   /// - Throws: `ProviderError.unsupported` when the provider has no browser sign-in.
-  func browserAuthorization(_ request: BrowserSignInRequest) throws -> BrowserAuthorization
+  func browserAuthorization(_ request: BrowserSignInRequest) async throws -> BrowserAuthorization
 
   /// Redeems the code the redirect brought (RFC 6749 §4.1.3, RFC 7636 §4.5).
   /// - Throws: `ProviderError.loginFailed` (code refused: PKCE mismatch, used, expired),
@@ -82,14 +83,6 @@ extension OAuthProvider {
 
   public var loopbackHost: LoopbackHost { .ipv4 }
 
-  public func browserAuthorization(_ request: BrowserSignInRequest) throws -> BrowserAuthorization {
-    throw ProviderError.unsupported("this provider has no browser sign-in; use 'tokenbroker login ACCOUNT --device-code'")
-  }
-
-  public func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant {
-    throw ProviderError.unsupported("this provider has no browser sign-in; use 'tokenbroker login ACCOUNT --device-code'")
-  }
-
   public func authorizationError(_ info: AuthorizationErrorInfo, account: String) -> ProviderError {
     AuthorizationErrors.classify(info, account: account, host: "the authorization endpoint", hint: nil)
   }
@@ -103,14 +96,19 @@ extension OAuthProvider {
 public enum Providers {
   /// - Throws: `ProviderError.unsupported` for providers not implemented yet (sharepoint);
   ///   `ConfigError.invalid` when a required key is missing.
+  /// - Parameter discoveryCache: where `oidc` accounts keep discovery documents.
   public static func make(
-    for account: AccountConfig, settings: BrokerSettings, transport: any HTTPTransport, time: any TimeSource
+    for account: AccountConfig, settings: BrokerSettings, transport: any HTTPTransport, time: any TimeSource,
+    discoveryCache: any DiscoveryCache = MemoryDiscoveryCache.shared
   ) throws -> any OAuthProvider {
     switch account.provider {
     case .azure:
       return try AzureProvider(account: account, settings: settings, transport: transport, time: time)
     case .google:
       return try GoogleProvider(account: account, settings: settings, transport: transport, time: time)
+    case .oidc:
+      return try OIDCProvider(
+        account: account, settings: settings, transport: transport, time: time, discoveryCache: discoveryCache)
     case .sharepoint:
       throw ProviderError.unsupported(
         "sharepoint accounts ('\(account.name)') are not implemented yet; for a bearer token use "
@@ -121,7 +119,7 @@ public enum Providers {
   /// Where the account's loopback redirect points (the CLI binds the listener before the
   /// provider builds the request).
   public static func loopbackHost(for account: AccountConfig) -> LoopbackHost {
-    account.provider == .azure ? .localhost : .ipv4
+    account.provider == .azure ? .localhost : .ipv4  // oidc: 127.0.0.1 (RFC 8252 §8.3)
   }
 
   /// The host of the account's token endpoint, for messages.
@@ -130,6 +128,7 @@ public enum Providers {
     case .azure: return EndpointURL(AzureEndpoints(account: account).token)?.authority ?? account.authority
     case .google: return EndpointURL(GoogleEndpoints(account: account).token)?.authority ?? "google"
     case .sharepoint: return EndpointURL(account.site ?? "")?.authority ?? "sharepoint"
+    case .oidc: return EndpointURL(account.endpoints.token ?? account.issuer ?? "")?.authority ?? "the issuer"
     }
   }
 }

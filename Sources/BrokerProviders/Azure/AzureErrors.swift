@@ -42,14 +42,8 @@ enum AzureErrors {
   /// Any other error reply: transient server codes become `.unavailable`, the rest `.rejected`
   /// with what to fix.
   static func requestError(_ reply: OAuthErrorReply, account: String, host: String) -> ProviderError {
-    switch reply.error {
-    case "temporarily_unavailable", "server_error":
-      return .unavailable(host: host, detail: "\(reply.summary); try again later")
-    default:
-      let hint = codeHint(reply.numericCodes) ?? errorHint(reply.error)
-      let evidence = reply.evidence.isEmpty ? "" : " (\(reply.evidence))"
-      return .rejected(account: account, error: reply.error, detail: hint + evidence)
-    }
+    OAuthErrors.requestError(
+      reply, account: account, host: host, hint: codeHint(reply.numericCodes) ?? errorHint(reply.error))
   }
 
   static func needsInteraction(_ reply: OAuthErrorReply) -> Bool {

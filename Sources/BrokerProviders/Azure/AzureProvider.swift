@@ -52,7 +52,7 @@ public struct AzureProvider: OAuthProvider {
   public var loopbackHost: LoopbackHost { .localhost }
 
   /// `GET {authority}/{tenant}/oauth2/v2.0/authorize` with PKCE S256 (protocols.md §2.2).
-  public func browserAuthorization(_ request: BrowserSignInRequest) throws -> BrowserAuthorization {
+  public func browserAuthorization(_ request: BrowserSignInRequest) async throws -> BrowserAuthorization {
     AzureAuthCodeFlow(provider: self).authorization(request)
   }
 

@@ -40,6 +40,6 @@ struct GoogleAuthCodeFlow: Sendable {
       AuthorizationErrors.refusedCode(reply, account: account, reason: nil)
         ?? GoogleErrors.requestError(reply, account: account, host: host)
     }
-    return await GoogleUserInfo(provider: provider).withIdentity(grant)
+    return await UserInfo(client: provider.client, url: provider.endpoints.userinfo).withIdentity(grant)
   }
 }

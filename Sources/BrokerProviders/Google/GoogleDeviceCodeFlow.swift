@@ -32,6 +32,6 @@ struct GoogleDeviceCodeFlow: Sendable {
       client: provider.tokenAuthentication(for: authorization.clientID ?? provider.deviceClient.id),
       requested: scopes, timeout: timeout
     ) { GoogleErrors.requestError($0, account: account, host: host, deviceFlow: true) }
-    return await GoogleUserInfo(provider: provider).withIdentity(grant)
+    return await UserInfo(client: provider.client, url: provider.endpoints.userinfo).withIdentity(grant)
   }
 }

@@ -19,13 +19,7 @@ enum GoogleErrors {
   static func requestError(_ reply: OAuthErrorReply, account: String, host: String, deviceFlow: Bool = false)
     -> ProviderError
   {
-    switch reply.error {
-    case "temporarily_unavailable", "server_error", "internal_failure":
-      return .unavailable(host: host, detail: "\(reply.summary); try again later")
-    default:
-      let evidence = reply.evidence.isEmpty ? "" : " (\(reply.evidence))"
-      return .rejected(account: account, error: reply.error, detail: hint(reply.error, deviceFlow: deviceFlow) + evidence)
-    }
+    OAuthErrors.requestError(reply, account: account, host: host, hint: hint(reply.error, deviceFlow: deviceFlow))
   }
 
   /// What to check for an `error` of Google's token or authorization endpoint.

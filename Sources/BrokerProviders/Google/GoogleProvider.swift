@@ -80,7 +80,7 @@ public struct GoogleProvider: OAuthProvider {
 
   public var loopbackHost: LoopbackHost { .ipv4 }
 
-  public func browserAuthorization(_ request: BrowserSignInRequest) throws -> BrowserAuthorization {
+  public func browserAuthorization(_ request: BrowserSignInRequest) async throws -> BrowserAuthorization {
     GoogleAuthCodeFlow(provider: self).authorization(request)
   }
 

@@ -3,8 +3,8 @@ import BrokerCore
 /// What the redirect (or a pasted redirect URL) said, after checking `state` (RFC 6749 §4.1.2,
 /// §10.12; bug-cases.md B26).
 public enum RedirectVerdict: Sendable, Equatable {
-  /// `state` matched and the provider sent a code.
-  case code(Secret)
+  /// `state` matched and the provider sent a code; `issuer` is the RFC 9207 `iss` parameter, if any.
+  case code(Secret, issuer: String? = nil)
   /// `state` matched and the provider sent an error (RFC 6749 §4.1.2.1).
   case error(AuthorizationErrorInfo)
   /// `state` is missing, different, or repeated: not the answer to this sign-in. Ignored.
@@ -38,7 +38,9 @@ public enum AuthorizationRedirect {
       return .error(AuthorizationErrorInfo(error: Redaction.codeWord(errors[0]), detail: detail.flatMap { $0.isEmpty ? nil : $0 }))
     }
     guard let codes = parameters["code"], codes.count == 1, !codes[0].isEmpty else { return .incomplete }
-    return .code(Secret(codes[0]))
+    let issuers = parameters["iss"] ?? []
+    guard issuers.count <= 1 else { return .incomplete }
+    return .code(Secret(codes[0]), issuer: issuers.first)
   }
 
   /// Checks what the user pasted: the whole redirect URL from the browser's address bar, or

@@ -47,6 +47,10 @@ public struct BrowserAuthorization: Sendable {
   public var clientID: String
   /// The PKCE pair; the verifier goes only into the token request.
   public var pkce: PKCE
+  /// The `nonce` sent (OpenID Connect Core §3.1.2.1), which the ID token must carry back.
+  public var nonce: String?
+  /// The `iss` the redirect carried (RFC 9207), set by the caller before redeeming.
+  public var responseIssuer: String?
 
   public init(url: String, redirectURI: String, state: String, clientID: String, pkce: PKCE) {
     self.url = url

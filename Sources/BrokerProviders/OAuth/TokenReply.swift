@@ -32,7 +32,7 @@ enum TokenReply {
       refreshToken: b.refreshToken.flatMap { $0.isEmpty ? nil : Secret($0) },
       refreshTokenWasEmpty: b.refreshToken == "",
       scopes: scopes.isEmpty ? requested.items : scopes,
-      identity: b.idToken.flatMap(IDToken.identity(from:)), tokenType: tokenType)
+      identity: b.idToken.flatMap(IDToken.identity(from:)), tokenType: tokenType, idToken: b.idToken.map(Secret.init))
   }
 
   private struct Body: Decodable {

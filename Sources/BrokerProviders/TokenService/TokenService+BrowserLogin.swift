@@ -51,9 +51,10 @@ extension TokenService {
     let request = BrowserSignInRequest(
       port: signIn.port, scopes: scopes, loginHint: loginHint ?? account.loginHint, firstSignIn: stored == nil,
       pkce: PKCE.random(sha256: signIn.sha256), state: BrowserSignInRequest.randomState(), claims: claims)
-    let authorization = try provider.browserAuthorization(request)
+    var authorization = try await provider.browserAuthorization(request)
     switch try await signIn.receive(authorization) {
-    case .code(let code):
+    case .code(let code, let issuer):
+      authorization.responseIssuer = issuer
       let grant = try await provider.redeem(code: code, for: authorization, scopes: scopes)
       return try await storeSignIn(
         grant, account: account, scopes: scopes, clientID: authorization.clientID, previous: stored)

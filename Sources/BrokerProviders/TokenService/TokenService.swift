@@ -24,16 +24,20 @@ public struct TokenService: Sendable {
   /// - Parameter warn: receives one-line warnings (never a secret), e.g. an access token that could
   ///   not be cached.
   ///   `refreshLock`: serialises refreshes of one account across processes (`RefreshLockFile`).
+  ///   `discoveryCache`: discovery documents of `oidc` accounts (memory, then disk).
   public init(
     config: BrokerConfig, store: any SecretStore, transport: any HTTPTransport, time: any TimeSource,
     refreshLock: any RefreshLock = NoRefreshLock(), diagnostics: Diagnostics = .off,
+    discoveryCache: any DiscoveryCache = MemoryDiscoveryCache.shared,
     warn: @escaping @Sendable (String) -> Void
   ) {
     let settings = config.settings
     self.init(
       config: config, store: store, time: time, warn: warn, transport: transport, refreshLock: refreshLock,
       diagnostics: diagnostics,
-      makeProvider: { try Providers.make(for: $0, settings: settings, transport: transport, time: time) })
+      makeProvider: {
+        try Providers.make(for: $0, settings: settings, transport: transport, time: time, discoveryCache: discoveryCache)
+      })
   }
 
   /// With the caller's provider factory (tests; later a registry that reuses providers). The

@@ -17,9 +17,9 @@ import Testing
     AuthorizationRedirect.parse(String(url.split(separator: "?", maxSplits: 1)[1]))
   }
 
-  @Test func authorizationURLCarriesPKCEStateAndLocalhostRedirect() throws {
+  @Test func authorizationURLCarriesPKCEStateAndLocalhostRedirect() async throws {
     let provider = try Fixtures.provider(FakeTransport([]), FakeTime())
-    let auth = try provider.browserAuthorization(request(hint: "user1@example.test"))
+    let auth = try await provider.browserAuthorization(request(hint: "user1@example.test"))
     #expect(auth.url.hasPrefix(Self.authorizeURL + "?"))
     #expect(auth.redirectURI == "http://localhost:4242/")
     #expect(provider.loopbackHost == .localhost)
@@ -36,11 +36,11 @@ import Testing
     #expect(!auth.url.contains("VERIFIER-SENTINEL"))
   }
 
-  @Test func authorizationEndpointOverride() throws {
+  @Test func authorizationEndpointOverride() async throws {
     var account = Fixtures.account()
     account.endpoints.authorization = "https://idp.example.test/authorize?x=1"
     let provider = try Fixtures.provider(FakeTransport([]), FakeTime(), account: account)
-    let auth = try provider.browserAuthorization(request())
+    let auth = try await provider.browserAuthorization(request())
     #expect(auth.url.hasPrefix("https://idp.example.test/authorize?x=1&client_id="))
     #expect(query(auth.url)["login_hint"] == nil)
   }
@@ -48,7 +48,7 @@ import Testing
   @Test func redeemSendsCodeVerifierAndRedirectWithoutSecret() async throws {
     let transport = FakeTransport([Fixtures.tokenReply(at: "AT1", rt: "RT1", idToken: Fixtures.idToken)])
     let provider = try Fixtures.provider(transport, FakeTime(now: Fixtures.start))
-    let auth = try provider.browserAuthorization(request())
+    let auth = try await provider.browserAuthorization(request())
     let grant = try await provider.redeem(code: Secret("AC-SENTINEL"), for: auth, scopes: ScopeSet([Fixtures.graph]))
     #expect(grant.refreshToken == Secret("RT1"))
     #expect(grant.identity?.username == "user1@example.test")
@@ -70,7 +70,7 @@ import Testing
       Fixtures.oauthError("invalid_grant", description: "AADSTS\(code): echo AC-SENTINEL VERIFIER-SENTINEL-0123456789012345678901234", codes: [code])
     ])
     let provider = try Fixtures.provider(transport, FakeTime())
-    let auth = try provider.browserAuthorization(request())
+    let auth = try await provider.browserAuthorization(request())
     let error = await #expect(throws: ProviderError.self) {
       try await provider.redeem(code: Secret("AC-SENTINEL"), for: auth, scopes: ScopeSet([Fixtures.graph]))
     }

@@ -17,9 +17,9 @@ import Testing
     AuthorizationRedirect.parse(String(url.split(separator: "?", maxSplits: 1)[1]))
   }
 
-  @Test func firstSignInAsksForConsentAndOfflineAccess() throws {
+  @Test func firstSignInAsksForConsentAndOfflineAccess() async throws {
     let provider = try GoogleFixtures.provider(FakeTransport([]))
-    let auth = try provider.browserAuthorization(request(first: true))
+    let auth = try await provider.browserAuthorization(request(first: true))
     #expect(auth.url.hasPrefix("https://accounts.google.com/o/oauth2/v2/auth?"))
     #expect(auth.redirectURI == "http://127.0.0.1:6262/")
     #expect(provider.loopbackHost == .ipv4)
@@ -36,8 +36,8 @@ import Testing
     #expect(!auth.url.contains("SENTINEL"))
   }
 
-  @Test func laterSignInsDoNotForceConsent() throws {
-    let auth = try GoogleFixtures.provider(FakeTransport([])).browserAuthorization(request(first: false))
+  @Test func laterSignInsDoNotForceConsent() async throws {
+    let auth = try await GoogleFixtures.provider(FakeTransport([])).browserAuthorization(request(first: false))
     #expect(query(auth.url)["prompt"] == nil)
     #expect(query(auth.url)["access_type"] == ["offline"])
   }
@@ -45,7 +45,7 @@ import Testing
   @Test func redeemSendsTheClientSecretAndVerifier() async throws {
     let transport = FakeTransport([GoogleFixtures.tokenReply(rt: "1//RT-G")])
     let provider = try GoogleFixtures.provider(transport)
-    let auth = try provider.browserAuthorization(request(first: true))
+    let auth = try await provider.browserAuthorization(request(first: true))
     let grant = try await provider.redeem(code: Secret("4/AC-G"), for: auth, scopes: ScopeSet(["openid"]))
     #expect(grant.refreshToken == Secret("1//RT-G"))
     #expect(grant.identity?.username == "user1@example.test")
@@ -64,7 +64,7 @@ import Testing
       .json(#"{"sub":"42","email":"user2@example.test","email_verified":true}"#),
     ])
     let provider = try GoogleFixtures.provider(transport)
-    let auth = try provider.browserAuthorization(request(first: true))
+    let auth = try await provider.browserAuthorization(request(first: true))
     let grant = try await provider.redeem(code: Secret("AC"), for: auth, scopes: ScopeSet(["openid"]))
     #expect(grant.identity == Identity(username: "user2@example.test", subject: "42"))
     let userinfo = transport.requests[1]
@@ -76,7 +76,7 @@ import Testing
   @Test func aFailingUserinfoLeavesTheIdentityUnknown() async throws {
     let transport = FakeTransport([GoogleFixtures.tokenReply(rt: "1//RT", idToken: nil), .text("no", status: 401)])
     let provider = try GoogleFixtures.provider(transport)
-    let auth = try provider.browserAuthorization(request(first: true))
+    let auth = try await provider.browserAuthorization(request(first: true))
     let grant = try await provider.redeem(code: Secret("AC"), for: auth, scopes: ScopeSet(["openid"]))
     #expect(grant.identity == nil)
   }
@@ -84,7 +84,7 @@ import Testing
   @Test func aRefusedCodeIsALoginFailureWithoutSecrets() async throws {
     let transport = FakeTransport([GoogleFixtures.error("invalid_grant", "Bad Request")])
     let provider = try GoogleFixtures.provider(transport)
-    let auth = try provider.browserAuthorization(request(first: true))
+    let auth = try await provider.browserAuthorization(request(first: true))
     let error = await #expect(throws: ProviderError.self) {
       try await provider.redeem(code: Secret("AC"), for: auth, scopes: ScopeSet(["openid"]))
     }

@@ -258,6 +258,8 @@ import Testing
       func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
         TokenGrant(accessToken: Secret("AT-OLD"), expiresOn: 5, refreshToken: Secret("RT2"), scopes: scopes.items, identity: nil)
       }
+      func browserAuthorization(_ request: BrowserSignInRequest) async throws -> BrowserAuthorization { throw CancellationError() }
+      func redeem(code: Secret, for a: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant { throw CancellationError() }
     }
     let store = RecordingStore()
     try await store.putRefreshToken("RT1")

@@ -1,0 +1,67 @@
+import BrokerCore
+
+/// The authorization code grant at an OpenID Provider (RFC 6749 §4.1, RFC 7636 S256, RFC 8252
+/// loopback redirect, OpenID Connect Core §3.1.2.1 `nonce`, RFC 9207 `iss`).
+struct OIDCAuthCodeFlow: Sendable {
+  let provider: OIDCProvider
+
+  /// The authorization URL with `response_type=code`, the scopes, `state`, a fresh `nonce`, the
+  /// S256 challenge and `login_hint` when given.
+  /// - Throws: `ProviderError.unsupported` when the server has no authorization endpoint;
+  ///   discovery errors.
+  func authorization(_ request: BrowserSignInRequest) async throws -> BrowserAuthorization {
+    let metadata = try await provider.discovery.metadata()
+    guard let endpoint = metadata.authorizationEndpoint else {
+      throw ProviderError.unsupported(
+        "\(provider.issuerHost) has no authorization endpoint; use 'tokenbroker login \(provider.account.name) --device-code'")
+    }
+    let redirectURI = provider.loopbackHost.redirectURI(port: request.port)
+    let nonce = RandomValue.base64URL(octets: 32)
+    let url = BrowserAuthorization.url(
+      endpoint,
+      [
+        ("response_type", "code"), ("client_id", provider.clientID), ("redirect_uri", redirectURI),
+        ("scope", OIDCScopes.wire(request.scopes, provider.account, metadata)), ("state", request.state),
+        ("nonce", nonce), ("code_challenge", request.pkce.challenge), ("code_challenge_method", PKCE.method),
+        ("login_hint", request.loginHint), ("claims", request.claims),
+      ])
+    var authorization = BrowserAuthorization(
+      url: url, redirectURI: redirectURI, state: request.state, clientID: provider.clientID, pkce: request.pkce)
+    authorization.nonce = nonce
+    return authorization
+  }
+
+  /// Checks the redirect's `iss` (RFC 9207 §2.4), redeems the code, and checks the ID token with
+  /// the `nonce` sent.
+  /// - Throws: `ProviderError.loginFailed` (another issuer answered, `iss` missing where promised,
+  ///   code refused, ID token refused), `.rejected`, `.unavailable`.
+  func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant {
+    let metadata = try await provider.discovery.metadata()
+    let account = provider.account.name
+    if let iss = authorization.responseIssuer {
+      guard iss == provider.issuer else {
+        throw ProviderError.loginFailed(
+          account: account,
+          reason: "the authorization response names another issuer ('\(IDToken.printable(iss))'); the code was not redeemed")
+      }
+    } else if metadata.issParameterSupported {
+      throw ProviderError.loginFailed(
+        account: account, reason: "the authorization response carried no iss although \(provider.issuerHost) sends one (RFC 9207)")
+    }
+    let fields = [
+      ("grant_type", "authorization_code"), ("code", code.revealed), ("redirect_uri", authorization.redirectURI),
+      ("code_verifier", authorization.pkce.verifier.revealed),
+    ]
+    let host = TokenEndpointClient.host(of: metadata.tokenEndpoint)
+    let grant = try await provider.client.grant(
+      url: metadata.tokenEndpoint, fields: fields,
+      client: provider.authentication(for: authorization.clientID, methods: metadata.tokenEndpointAuthMethods),
+      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes
+    ) { reply in
+      AuthorizationErrors.refusedCode(reply, account: account, reason: nil)
+        ?? OAuthErrors.requestError(reply, account: account, host: host, hint: OIDCErrors.hint(reply.error, host: host))
+    }
+    return try await provider.withIdentity(
+      grant, metadata: metadata, clientID: authorization.clientID, nonce: authorization.nonce)
+  }
+}

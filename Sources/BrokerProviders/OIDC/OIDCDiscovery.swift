@@ -1,0 +1,85 @@
+import BrokerCore
+
+/// Finds an issuer's metadata (interface.md §2.1 "Discovery"; OpenID Connect Discovery §4, RFC
+/// 8414 §3): `{issuer}/.well-known/openid-configuration` (one terminating `/` of the issuer
+/// removed first), else `{scheme}://{host}/.well-known/oauth-authorization-server{path}`. The
+/// document's `issuer` must equal the configured one byte for byte (the mix-up defence, §4.3).
+/// Documents come from `cache` while fresh (at most 24 h), so a warm `token get` fetches none.
+struct OIDCDiscovery: Sendable {
+  let account: AccountConfig
+  /// The configured issuer, verbatim.
+  let issuer: String
+  let transport: any HTTPTransport
+  let caFiles: [String]
+  let cache: any DiscoveryCache
+  let time: any TimeSource
+
+  /// The two places to look, in order.
+  var documentURLs: [String] {
+    var base = issuer
+    if base.hasSuffix("/") { base.removeLast() }
+    var urls = [base + "/.well-known/openid-configuration"]
+    if let url = EndpointURL(issuer) {
+      var path = url.path
+      if path.hasSuffix("/") { path.removeLast() }
+      urls.append("\(url.scheme)://\(url.authority)/.well-known/oauth-authorization-server\(path)")
+    }
+    return urls
+  }
+
+  /// - Throws: `ConfigError.invalid` (exit 64) naming the issuer: no document at either place
+  ///   (404, not JSON, no `token_endpoint`) or one whose `issuer` differs (named too);
+  ///   `ProviderError.unavailable` (exit 4): unreachable, timeout, TLS, 5xx, 429. Nothing is
+  ///   deleted either way.
+  func metadata() async throws -> OIDCMetadata {
+    let now = time.now
+    if let cached = await cache.load(issuer: issuer, now: now),
+      let metadata = OIDCMetadata.parse(cached.body, overrides: account.endpoints), metadata.issuer == issuer
+    {
+      return metadata
+    }
+    for url in documentURLs {
+      guard let body = try await fetch(url) else { continue }
+      guard let metadata = OIDCMetadata.parse(body, overrides: account.endpoints) else { continue }
+      guard metadata.issuer == issuer else { throw mismatch(metadata.issuer) }
+      await cache.save(issuer: issuer, document: CachedDocument(body: body, fetchedAt: now))
+      return metadata
+    }
+    throw invalid(
+      "no discovery document for '\(issuer)' (tried \(documentURLs.joined(separator: " and "))); "
+        + "check the issuer URL (it is printed on the provider's OpenID Connect settings page)")
+  }
+
+  /// The body of a 200, nil for an answer that means "not here" (404 and other 4xx).
+  private func fetch(_ url: String) async throws -> [UInt8]? {
+    let host = TokenEndpointClient.host(of: url)
+    let request = HTTPRequest(
+      method: "GET", url: url, headers: [HTTPHeader("Accept", "application/json")], caFiles: caFiles)
+    let response: HTTPResponse
+    do {
+      response = try await transport.send(request)
+    } catch let error as HTTPError {
+      throw ProviderError.unavailable(host: host, detail: "its discovery document could not be fetched (\(error))")
+    }
+    if response.status >= 500 || response.status == 408 || response.status == 429 {
+      throw ProviderError.unavailable(
+        host: host, detail: "its discovery document answered HTTP \(response.status); try again later")
+    }
+    return response.status == 200 ? response.body : nil
+  }
+
+  private func mismatch(_ found: String) -> ConfigError {
+    let slash = found.trimmingSlash == issuer.trimmingSlash ? " (they differ only in a terminating '/')" : ""
+    return invalid(
+      "the discovery document of '\(issuer)' names the issuer '\(IDToken.printable(found))'\(slash); "
+        + "set issuer to exactly the document's value if that server is the one you mean")
+  }
+
+  private func invalid(_ problem: String) -> ConfigError {
+    .invalid(file: "config", group: "account \(account.name)", key: "issuer", problem: problem)
+  }
+}
+
+extension String {
+  fileprivate var trimmingSlash: Substring { hasSuffix("/") ? dropLast() : Substring(self) }
+}

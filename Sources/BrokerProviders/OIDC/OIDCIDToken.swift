@@ -1,0 +1,59 @@
+import BrokerCore
+import FoundationEssentials
+
+/// The checks of OpenID Connect Core §3.1.3.7 on an ID token that came straight from the token
+/// endpoint over TLS (step 6 lets that replace the signature check; protocols-2.md §1.7): `iss`
+/// equals the discovered issuer, `aud` contains the client, `azp` (when there are several
+/// audiences and it is present) is the client, `exp` is in the future (5 min leeway), and `nonce`
+/// equals the one sent.
+enum OIDCIDToken {
+  static let leeway: Int64 = 300
+
+  /// - Parameter nonce: the `nonce` of the authorization request; nil when none was sent (device
+  ///   flow), then a `nonce` in the token is not required.
+  /// - Returns: who signed in (`preferred_username`, else `email`, else `sub`).
+  /// - Throws: `ProviderError.loginFailed` naming the claim that failed (never the token).
+  static func verify(_ jwt: String, issuer: String, clientID: String, nonce: String?, now: Int64, account: String)
+    throws(ProviderError) -> Identity
+  {
+    func fail(_ what: String) -> ProviderError {
+      .loginFailed(account: account, reason: "the ID token was refused: \(what)")
+    }
+    let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count == 3, let payload = IDToken.base64URLDecode(parts[1]),
+      let claims = JSONText.decode(Claims.self, bytes: payload)
+    else { throw fail("it is not a readable JWT") }
+    guard claims.iss == issuer else { throw fail("its iss is not the issuer '\(issuer)'") }
+    guard claims.aud.contains(clientID) else { throw fail("its aud does not name the client '\(clientID)'") }
+    if claims.aud.count > 1, let azp = claims.azp, azp != clientID { throw fail("its azp is another client") }
+    guard let exp = claims.exp, exp + leeway > now else { throw fail("it has expired (check the system clock)") }
+    if let nonce, !(claims.nonce.map { AuthorizationRedirect.constantTimeEqual($0, nonce) } ?? false) {
+      throw fail("its nonce does not match the one sent")
+    }
+    guard let identity = IDToken.identity(from: jwt) else { throw fail("it names nobody (no sub)") }
+    return identity
+  }
+
+  private struct Claims: Decodable {
+    var iss: String?
+    var aud: [String]
+    var azp: String?
+    var exp: Int64?
+    var nonce: String?
+
+    enum CodingKeys: String, CodingKey { case iss, aud, azp, exp, nonce }
+
+    init(from decoder: any Decoder) throws {
+      let c = try decoder.container(keyedBy: CodingKeys.self)
+      iss = c.lenientString(.iss)
+      if let one = c.lenientString(.aud) {
+        aud = [one]
+      } else {
+        aud = ((try? c.decodeIfPresent([String].self, forKey: .aud)) ?? nil) ?? []
+      }
+      azp = c.lenientString(.azp)
+      exp = c.lenientInt(.exp).map(Int64.init)
+      nonce = c.lenientString(.nonce)
+    }
+  }
+}

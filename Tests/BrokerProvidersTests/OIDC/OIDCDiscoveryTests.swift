@@ -1,0 +1,77 @@
+import BrokerCore
+import BrokerTestSupport
+import Testing
+
+@testable import BrokerProviders
+
+/// interface.md §2.1 "Discovery": where the document is, the exact issuer match, the cache.
+@Suite struct OIDCDiscoveryTests {
+  @Test func documentURLsFollowOIDCThenRFC8414() throws {
+    let p = try OIDCFixtures.provider(FakeTransport([]))
+    #expect(p.discovery.documentURLs == [OIDCFixtures.discoveryURL, OIDCFixtures.rfc8414URL])
+    var slash = OIDCFixtures.account()
+    slash.issuer = "https://tenant.auth0.example/"
+    let auth0 = try OIDCFixtures.provider(FakeTransport([]), account: slash)
+    #expect(auth0.discovery.documentURLs == [
+      "https://tenant.auth0.example/.well-known/openid-configuration",
+      "https://tenant.auth0.example/.well-known/oauth-authorization-server",
+    ])
+  }
+
+  @Test func aMismatchedIssuerIsAConfigErrorNamingBoth() async throws {
+    let transport = OIDCFixtures.transport(document: OIDCFixtures.document(issuer: "https://evil.example.test"))
+    let error = await #expect(throws: ConfigError.self) { try await OIDCFixtures.provider(transport).discovery.metadata() }
+    let text = "\(String(describing: error))"
+    #expect(text.contains(OIDCFixtures.issuer) && text.contains("https://evil.example.test") && text.contains("issuer"))
+  }
+
+  @Test func onlyATrailingSlashDifferingIsSaid() async throws {
+    let transport = OIDCFixtures.transport(document: OIDCFixtures.document(issuer: OIDCFixtures.issuer + "/"))
+    let error = await #expect(throws: ConfigError.self) { try await OIDCFixtures.provider(transport).discovery.metadata() }
+    #expect("\(String(describing: error))".contains("terminating '/'"))
+  }
+
+  @Test func theRFC8414PlaceIsTriedWhenTheOIDCOneHasNone() async throws {
+    let transport = FakeTransport { request, _ in
+      request.url == OIDCFixtures.rfc8414URL ? HTTPResponse.json(OIDCFixtures.document()) : HTTPResponse(status: 404)
+    }
+    let metadata = try await OIDCFixtures.provider(transport).discovery.metadata()
+    #expect(metadata.tokenEndpoint == OIDCFixtures.tokenURL)
+    #expect(transport.requests.map(\.url) == [OIDCFixtures.discoveryURL, OIDCFixtures.rfc8414URL])
+  }
+
+  @Test func noDocumentAnywhereIsAConfigError() async throws {
+    let transport = FakeTransport([.text("<html>not here</html>", status: 200), .text("<html>not here</html>", status: 200)])
+    await #expect(throws: ConfigError.self) { try await OIDCFixtures.provider(transport).discovery.metadata() }
+  }
+
+  @Test func anUnreachableOrFailingServerIsUnavailable() async throws {
+    for reply in [FakeTransport.Reply.failure(.cannotConnect(host: "idp.example.test")), .text("", status: 503)] {
+      let transport = FakeTransport([reply])
+      let error = await #expect(throws: ProviderError.self) { try await OIDCFixtures.provider(transport).discovery.metadata() }
+      guard case .unavailable(let host, _) = error else { Issue.record("\(String(describing: error))"); continue }
+      #expect(host == "idp.example.test")
+    }
+  }
+
+  @Test func aFreshCachedDocumentIsNotFetchedAgainAndAStaleOneIs() async throws {
+    let cache = MemoryDiscoveryCache()
+    let time = FakeTime(now: Fixtures.start)
+    let transport = OIDCFixtures.transport()
+    _ = try await OIDCFixtures.provider(transport, cache: cache, time: time).discovery.metadata()
+    time.advance(by: 86000)
+    _ = try await OIDCFixtures.provider(transport, cache: cache, time: time).discovery.metadata()
+    #expect(transport.requests.count == 1)
+    time.advance(by: 500)
+    _ = try await OIDCFixtures.provider(transport, cache: cache, time: time).discovery.metadata()
+    #expect(transport.requests.count == 2)
+  }
+
+  @Test func endpointKeysOverrideSingleEndpoints() async throws {
+    var account = OIDCFixtures.account()
+    account.endpoints.token = "https://other.example.test/token"
+    let metadata = try await OIDCFixtures.provider(OIDCFixtures.transport(), account: account).discovery.metadata()
+    #expect(metadata.tokenEndpoint == "https://other.example.test/token")
+    #expect(metadata.authorizationEndpoint == OIDCFixtures.issuer + "/auth")
+  }
+}
