@@ -73,7 +73,10 @@ class DeviceCodeLoginTest(FlowTestCase):
         r = self.finish(p)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertEqual(r.stdout, b"")
-        self.assertEqual(len(self.message_lines(r.stderr)), 1, r.stderr)
+        # --verbose adds diagnostics lines; the last line is the one message.
+        lines = self.message_lines(r.stderr)
+        self.assertIn("bad_verification_code", lines[-1], r.stderr)
+        self.assertTrue(all(line.startswith("tokenbroker: ") for line in lines), r.stderr)
         self.assertNotIn(code.encode(), r.stderr)
         self.assertEqual(self.keyring_items(), [])
         self.assert_no_secret_leak(r, extra=[code])
