@@ -90,7 +90,8 @@ enum Help {
         start    start it in the background; prints TOKENBROKER_AGENT_SOCKET=...; for eval
         stop     ask it to exit once its open requests are answered
         status   exit 0 when an agent runs, 1 when not
-      It exits after agent-idle-timeout seconds (default 3600) without requests.
+      It exits after agent-idle-timeout seconds (default 3600) without requests, but not while
+      it holds the key of store = encrypted-file (see 'tokenbroker unlock --help').
       """,
     "revoke": """
       Revokes the grant at the provider where it has a revocation endpoint (Google, oidc servers

@@ -39,7 +39,7 @@ class EncryptedStoreCase(BrokerTestCase):
 
     def assert_locked(self, r):
         self.assertEqual(r.returncode, 5, r.stderr)
-        self.assertIn(UNLOCK_HINT, r.stderr)
+        self.assertIn(b"is locked; run 'tokenbroker unlock'", r.stderr)
         self.assertNotIn(b"not signed in", r.stderr)
 
     def signed_in(self):
@@ -102,7 +102,8 @@ class LifecycleTest(EncryptedStoreCase):
 
         self.assertEqual(self.unlock().returncode, 0)
         self.assertEqual(self.run_broker("token", "get", "work").returncode, 0)
-        self.kill_agent()
+        self.kill_agent()  # SIGKILL: its socket stays behind, refusing
+        self.assert_locked(self.run_broker("accounts"))  # the full program, no agent: locked
         self.assert_locked(self.run_broker("token", "get", "work"))  # a new agent holds no key
         self.assertIn(b"store locked", self.run_broker("accounts").stdout)
 

@@ -8,7 +8,8 @@ import Glibc
 /// Order: no core dumps and no ptrace (`PR_SET_DUMPABLE=0`) first; the config is read (for
 /// `agent-idle-timeout`; every request re-reads it); the socket is taken (`AgentListener`: 0700
 /// directory, one agent per socket by `flock`, or systemd's); then it serves until `stop` or
-/// `agent-idle-timeout` seconds without a connection. Another agent already serving the socket is
+/// `agent-idle-timeout` seconds without a connection (not while it holds the encrypted store's
+/// key, `StoreKeyHolder`, which it drops before it exits). Another agent already serving the socket is
 /// no error: this one exits 0 at once (200 clients starting agents at once end with one).
 enum AgentRunCommand {
   static func run(runtime: Runtime, endpoint: AgentEndpoint) async throws -> ExitStatus {

@@ -55,8 +55,14 @@ struct AgentHeldStore: SecretStore {
   /// Sends `request` (`store`, `unlock`, `lock`) and returns the reply's `out[]` bytes.
   static func send(_ request: AgentRequest, socketPath: String, path: String) async throws -> [UInt8] {
     guard let reply = await AgentCall.send(request, to: socketPath, bound: bound) else {
-      if access(socketPath, F_OK) != 0 { throw StoreError.encryptedLocked(path: path) }
-      throw StoreError.agentUnreachable(socket: socketPath)
+      // No agent (no socket, or a dead agent's socket refusing): none holds a key.
+      switch AgentClient.connect(to: socketPath) {
+      case .absent: throw StoreError.encryptedLocked(path: path)
+      case .connected(let fd):
+        close(fd)
+        throw StoreError.agentUnreachable(socket: socketPath)
+      case .failed: throw StoreError.agentUnreachable(socket: socketPath)
+      }
     }
     guard reply.exit == 0 else {
       throw StoreErrorWire.error(lines(reply.error), path: path)
