@@ -16,13 +16,18 @@ enum OAuthErrors {
 
   /// A failed refresh at a server that follows the standard: `invalid_grant` is a dead refresh
   /// token; `interaction_required`, `consent_required` and `login_required` keep it (interface.md
-  /// §6); the rest as `requestError`.
-  static func refreshError(_ reply: OAuthErrorReply, account: String, host: String, hint: String) -> any Error {
+  /// §6) and are a step-up for the requested `scopes`, with the server's claims challenge; the
+  /// rest as `requestError`.
+  static func refreshError(_ reply: OAuthErrorReply, account: String, host: String, hint: String, scopes: ScopeSet)
+    -> any Error
+  {
     switch reply.error {
     case "invalid_grant":
       return RefreshTokenRejected(account: account, reason: "the refresh token was rejected at \(host) (\(reply.summary))")
     case "interaction_required", "consent_required", "login_required":
-      return ProviderError.signInRequired(account: account, reason: "\(host) asks for an interactive sign-in (\(reply.summary))")
+      return ProviderError.stepUpRequired(
+        account: account, reason: "\(host) asks for an interactive sign-in (\(reply.summary))", scopes: scopes.items,
+        claims: reply.claims)
     default:
       return requestError(reply, account: account, host: host, hint: hint)
     }

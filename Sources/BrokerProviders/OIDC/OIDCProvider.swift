@@ -88,7 +88,9 @@ public struct OIDCProvider: OAuthProvider {
       url: metadata.tokenEndpoint, fields: fields,
       client: authentication(for: clientID ?? self.clientID, methods: metadata.tokenEndpointAuthMethods),
       secrets: [refreshToken.revealed], requested: scopes
-    ) { OAuthErrors.refreshError($0, account: account, host: host, hint: OIDCErrors.hint($0.error, host: host)) }
+    ) {
+      OAuthErrors.refreshError($0, account: account, host: host, hint: OIDCErrors.hint($0.error, host: host), scopes: scopes)
+    }
   }
 
   /// `http://127.0.0.1:PORT/` (RFC 8252 §7.3 and §8.3).

@@ -133,4 +133,20 @@ import Testing
       try await OIDCFixtures.provider(bare).refresh(Secret("RT-1"), scopes: scopes, clientID: nil)
     }
   }
+
+  /// Issue 13 item 4 for every provider: an interaction error of an OpenID Provider is a step-up
+  /// for the scopes asked for, with its claims challenge; the refresh token is not rejected.
+  @Test func anInteractionErrorIsAStepUpForTheRequestedScopes() async throws {
+    let api = ScopeSet(["api:write"])
+    let transport = OIDCFixtures.transport([
+      Fixtures.oauthError("interaction_required", extra: #","claims":"{\"id_token\":{\"acr\":{\"essential\":true}}}""#)
+    ])
+    await #expect(
+      throws: ProviderError.stepUpRequired(
+        account: "corp", reason: "idp.example.test asks for an interactive sign-in (interaction_required)",
+        scopes: ["api:write"], claims: #"{"id_token":{"acr":{"essential":true}}}"#)
+    ) {
+      try await OIDCFixtures.provider(transport).refresh(Secret("RT-1"), scopes: api, clientID: nil)
+    }
+  }
 }
