@@ -28,10 +28,11 @@ PYTHON ?= python3
 # Build: libsecret, libcurl, libqrencode and libsodium headers. Tests and demo: a real keyring on a private bus, git,
 # curl, openssl for the emulator's certificates, and python3-dbus/gi for the fake Secret Service;
 # mandoc (man page lint), man-db, bash-completion, zsh and fish (each completion script in its
-# shell), python3-kubernetes (a real exec-plugin client for --format exec-credential).
+# shell), python3-kubernetes (a real exec-plugin client for --format exec-credential), glewlwyd
+# (a real OpenID Provider for the provider = oidc tests; they start their own on loopback).
 DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev libqrencode-dev libsodium-dev rclone gnome-keyring dbus libsecret-tools \
        libglib2.0-bin git openssl curl python3 python3-dbus python3-gi python3-venv \
-       mandoc man-db bash-completion zsh fish python3-kubernetes
+       mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps install uninstall demo check unit integration fidelity clean

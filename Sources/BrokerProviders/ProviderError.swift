@@ -79,7 +79,7 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     case .rejected(let account, let error, let detail):
       return "the identity provider rejected the request for '\(account)' (\(error)); \(detail)"
     case .refusedWithoutReason(let account, let host, let status):
-      return "\(host) refused the request for '\(account)' (HTTP \(status) without an OAuth error); nothing was deleted; "
+      return "\(host) refused the request for '\(account)' (HTTP \(status) without an OAuth error); "
         + "if it persists, run 'tokenbroker login \(account)'"
     case .unsupported(let text):
       return text

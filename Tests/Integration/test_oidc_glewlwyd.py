@@ -1,0 +1,227 @@
+"""`provider = oidc` against a real Glewlwyd 2.7.5 from Debian (Tests/Integration/glewlwyd.py),
+started once for the class on loopback with SQLite and configured over its admin REST API; the
+user's side (sign-in, consent, device verification) is played over its REST API.
+
+Covered: device and browser sign-in with a public client, discovery with the exact issuer match
+(a mismatch is exit 64 before any sign-in), an unreachable issuer (exit 4), refresh with a rolling
+and with a rotating (one-use) refresh-token plugin (five refreshes in a row, the newest token
+stored), a dead refresh token, revoke, git `get` through the account's `hosts`, and no refresh
+token, code or client secret in any output.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.parse
+
+import glewlwyd
+from flows import BrowserFlows, FlowTestCase
+from harness import TOKENBROKER
+
+PUBLIC = "tb-public"
+CODE = re.compile(rb"enter the code ([A-Za-z0-9-]+)")
+
+
+@unittest.skipUnless(glewlwyd.available(), "glewlwyd is not installed (make deps installs it)")
+class GlewlwydTest(BrowserFlows, FlowTestCase):
+    emulator_options = {}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.glw_dir = tempfile.mkdtemp(prefix="tb-glewlwyd-")
+        cls.glw = glewlwyd.Glewlwyd(cls.glw_dir)
+        cls.glw.start()
+        cls.redirect_port = glewlwyd.free_port()
+        cls.redirect_uri = "http://127.0.0.1:%d/" % cls.redirect_port
+        cls.rolling = cls.glw.plugin("rolling", rolling=True)
+        cls.rotating = cls.glw.plugin("rotating", rolling=False, one_use=True)
+        cls.glw.client(PUBLIC, redirect_uris=[cls.redirect_uri])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.glw.stop()
+        shutil.rmtree(cls.glw_dir, ignore_errors=True)
+
+    def setUp(self):
+        super().setUp()
+        self.use(self.rolling)
+
+    def use(self, issuer, extra=""):
+        self.issuer = issuer
+        self.plugin_name = issuer.rsplit("/", 1)[1]
+        self.write_config(self.default_config() + f"""
+[account corp]
+provider = oidc
+issuer = {issuer}
+client-id = {PUBLIC}
+redirect-port = {self.redirect_port}
+hosts = git.corp.test
+{extra}
+""")
+
+    # --- the user's side
+
+    def device_login(self, account="corp"):
+        p = subprocess.Popen([TOKENBROKER, "login", account, "--device-code"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=self.env())
+        self.addCleanup(self._reap, p)
+        seen = bytearray()
+        found = threading.Event()
+
+        def read():
+            for line in p.stderr:
+                seen.extend(line)
+                if CODE.search(seen):
+                    found.set()
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        self.assertTrue(found.wait(60), bytes(seen))
+        self.glw.approve_device(self.plugin_name, CODE.search(seen).group(1).decode(), PUBLIC)
+        out = p.stdout.read()
+        p.wait(60)
+        reader.join(10)
+        return subprocess.CompletedProcess(p.args, p.returncode, out, bytes(seen))
+
+    def browser_login(self, account="corp"):
+        url_file = os.path.join(self.tmp, "authorize-url")
+        browser = os.path.join(self.tmp, "browser.sh")
+        with open(browser, "w") as f:
+            f.write("#!/bin/sh\nprintf '%s' \"$1\" > " + url_file + "\n")
+        os.chmod(browser, 0o755)
+        p = self.start_browser_login(account, browser=browser)
+        deadline = time.time() + 60
+        while not os.path.exists(url_file) and time.time() < deadline:
+            time.sleep(0.05)
+        with open(url_file) as f:
+            url = f.read()
+        location = self.glw.authorize(url, PUBLIC)
+        self.assertTrue(location.startswith(self.redirect_uri), location)
+        parts = urllib.parse.urlsplit(location)
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", self.redirect_port, timeout=30)
+        conn.request("GET", parts.path + "?" + parts.query)
+        conn.getresponse().read()
+        conn.close()
+        return self.finish(p), url, urllib.parse.parse_qs(parts.query)
+
+    def stored(self, account="corp"):
+        [item] = self.items_of_kind("refresh-token", account)
+        return json.loads(item["secret"])
+
+    def assert_clean(self, *results, extra=()):
+        secrets = [s for s in extra if s]
+        for r in results:
+            for s in secrets:
+                self.assertNotIn(s.encode(), r.stderr)
+                if r.returncode != 0:
+                    self.assertNotIn(s.encode(), r.stdout)
+
+    # --- tests
+
+    def test_device_sign_in_then_token_get_and_git(self):
+        r = self.device_login()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        record = self.stored()
+        self.assertEqual(record.get("identity"), "alice@example.test")  # the ID token's email
+        t = self.run_broker("token", "get", "corp")
+        self.assertEqual(t.returncode, 0, t.stderr)
+        token = t.stdout.decode().strip()
+        self.assertTrue(token)
+        git = self.run_broker("get", input="protocol=https\nhost=git.corp.test\n\n")
+        self.assertEqual(git.returncode, 0, git.stderr)
+        self.assertIn(("password=%s" % token).encode(), git.stdout)
+        self.assert_clean(r, t, git, extra=[record["refresh_token"]])
+
+    def test_browser_sign_in_sends_nonce_and_pkce(self):
+        r, url, redirect = self.browser_login()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+        self.assertIn("nonce", query)
+        self.assertEqual(query["code_challenge_method"], ["S256"])
+        self.assertEqual(query["redirect_uri"], [self.redirect_uri])
+        record = self.stored()
+        self.assertEqual(record.get("identity"), "alice@example.test")
+        self.assert_clean(r, extra=[record["refresh_token"], redirect.get("code", [""])[0]])
+
+    def refresh_five_times(self):
+        tokens = []
+        for _ in range(5):
+            t = self.run_broker("token", "get", "corp", "--force-refresh")
+            self.assertEqual(t.returncode, 0, t.stderr)
+            tokens.append(self.stored()["refresh_token"])
+            self.assert_clean(t, extra=tokens)
+        return tokens
+
+    def test_refresh_with_a_rolling_refresh_token(self):
+        self.assertEqual(self.device_login().returncode, 0)
+        first = self.stored()["refresh_token"]
+        tokens = self.refresh_five_times()
+        self.assertTrue(all(t == first for t in tokens), "a rolling refresh token keeps its value")
+
+    def test_refresh_with_a_rotating_refresh_token(self):
+        self.use(self.rotating)
+        self.assertEqual(self.device_login().returncode, 0)
+        first = self.stored()["refresh_token"]
+        tokens = self.refresh_five_times()
+        self.assertEqual(len(set([first] + tokens)), 6, "each refresh rotates, and the newest is stored")
+
+    def test_a_dead_refresh_token_names_the_server_and_login(self):
+        self.use(self.rotating)
+        self.assertEqual(self.device_login().returncode, 0)
+        item = self.items_of_kind("refresh-token", "corp")[0]
+        old = item["secret"]
+        self.assertEqual(self.run_broker("token", "get", "corp", "--force-refresh").returncode, 0)
+        # Put the redeemed (now dead) refresh token back, as a stale copy would be.
+        attrs = []
+        for k, v in item["attributes"].items():
+            attrs += [k, v]
+        s = self.bus.secret_tool("store", "--label", item.get("label", "tokenbroker"), *attrs, input=old)
+        self.assertEqual(s.returncode, 0, s.stderr)
+        self.kill_agent()
+        t = self.run_broker("token", "get", "corp", "--force-refresh")
+        self.assertEqual(t.returncode, 3, t.stderr)
+        self.assertIn(b"tokenbroker login corp", t.stderr)
+        self.assertIn(b"127.0.0.1:%d" % self.glw.port, t.stderr)
+        self.assertNotIn(b"proxy", t.stderr)
+        self.assertEqual(len(self.items_of_kind("refresh-token", "corp")), 1)  # §6: a bare 400 deletes nothing
+        self.assert_clean(t, extra=[json.loads(old)["refresh_token"]])
+
+    def test_revoke(self):
+        self.assertEqual(self.device_login().returncode, 0)
+        rt = self.stored()["refresh_token"]
+        r = self.run_broker("revoke", "corp")
+        # Glewlwyd lets only authenticated clients revoke: a public client gets a bare 401, so the
+        # grant may remain (exit 4), named at the server's host; signed out locally all the same.
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertIn(b"HTTP 401", r.stderr)
+        self.assertIn(b"signed out locally", r.stderr)
+        self.assertIn(b"127.0.0.1:%d" % self.glw.port, r.stderr)
+        self.assertNotIn(b"google", r.stderr)
+        self.assertEqual(self.items_of_kind("refresh-token", "corp"), [])
+        self.assert_clean(r, extra=[rt])
+        t = self.run_broker("token", "get", "corp")
+        self.assertEqual(t.returncode, 3, t.stderr)
+
+    def test_a_document_naming_another_issuer_is_refused_before_sign_in(self):
+        self.use(self.rolling + "/")  # the document says ".../rolling": not byte for byte the same
+        r = self.run_broker("login", "corp", "--device-code", timeout=60)
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn(self.rolling.encode(), r.stderr)
+        self.assertIn(b"issuer", r.stderr)
+        self.assertNotIn(b"enter the code", r.stderr)
+
+    def test_an_unreachable_issuer_is_exit_4_and_deletes_nothing(self):
+        self.assertEqual(self.device_login().returncode, 0)
+        self.use("http://127.0.0.1:9/api/nowhere")
+        t = self.run_broker("token", "get", "corp", "--force-refresh", timeout=60)
+        self.assertEqual(t.returncode, 4, t.stderr)
+        self.assertEqual(len(self.items_of_kind("refresh-token", "corp")), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
