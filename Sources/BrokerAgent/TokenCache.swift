@@ -57,11 +57,18 @@ public actor TokenCache {
     for key: TokenCacheKey, account: AccountConfig, needed: Int64, forceRefresh: Bool,
     fetch: @escaping @Sendable (_ forceRefresh: Bool) async throws -> IssuedToken
   ) async throws -> IssuedToken {
-    if !forceRefresh, let entry = entries[key], entry.account == account, entry.token.expiresOn - time.now >= needed {
-      return entry.token
-    }
+    if !forceRefresh, let token = cached(key, account: account, needed: needed) { return token }
     let flight = flights[key] ?? startFetch(key, account: account, forceRefresh: forceRefresh, fetch: fetch)
     return try await flight.task.value
+  }
+
+  /// The token cached for `key` when it is still valid for `needed` seconds and was obtained
+  /// under `account`'s current configuration; nil otherwise (nothing is started).
+  public func cached(_ key: TokenCacheKey, account: AccountConfig, needed: Int64) -> IssuedToken? {
+    guard let entry = entries[key], entry.account == account, entry.token.expiresOn - time.now >= needed else {
+      return nil
+    }
+    return entry.token
   }
 
   /// Forgets every cached token of `account` (of every account when nil); a fetch running now is

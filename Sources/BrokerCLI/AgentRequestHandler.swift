@@ -6,7 +6,8 @@ import Glibc
 import Synchronization
 
 /// What `tokenbroker agent run` answers: `run` requests are run as tokenbroker-core would run
-/// them (`BrokerCommand.main`, config re-read each time) with the agent's shared token cache;
+/// them (`BrokerCommand.main`, the config as it is now: `AgentConfigCache`) with the agent's
+/// shared token cache; a cached token is answered without a store or a token service;
 /// `drop`, `status` and `stop` act on the agent itself.
 struct AgentRequestHandler: Sendable {
   let cache: TokenCache
@@ -17,6 +18,8 @@ struct AgentRequestHandler: Sendable {
   let stop: @Sendable () -> Void
   /// The encrypted store's key, when unlocked (`StoreRequestHandler`).
   var keys = StoreKeyHolder()
+  /// The config as last parsed, for every request while its files stay the same.
+  var configs = AgentConfigCache()
 
   func handle(_ request: AgentRequest) async -> AgentReply {
     switch request.operation {
@@ -61,18 +64,20 @@ struct AgentRequestHandler: Sendable {
       stop()
       return .notServed
     }
-    // A replaced keyring daemon or a collection locked meanwhile is seen as a new
-    // tokenbroker-core process would see it: libsecret's cached connection is made anew once per
-    // request (a request served from memory never connects at all).
-    LibsecretStore.forgetConnection()
     let argv = [request.name] + request.arguments
     guard request.config == config, let route = AgentRoute.classify(argv), route.configFile == nil else {
       return .notServed
     }
-    let output = Mutex<[UInt8]>([])
-    let error = Mutex<[UInt8]>([])
     var environment = self.environment
     environment["TOKENBROKER_CONFIG"] = config.isEmpty ? nil : config
+    // The front no longer reads the config when an agent answers: `agent = off` is honoured here,
+    // and a config that does not load is the full program's error to report.
+    let paths = BrokerPaths(environment: environment, uid: getuid())
+    guard let settings = try? configs.config(files: paths.configFiles, explicit: paths.configIsExplicit).settings,
+      settings.agent == .auto
+    else { return .notServed }
+    let output = Mutex<[UInt8]>([])
+    let error = Mutex<[UInt8]>([])
     for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
     let input = request.input
     var context = ProcessContext(
@@ -81,6 +86,7 @@ struct AgentRequestHandler: Sendable {
       writeError: { text in error.withLock { $0.append(contentsOf: text.utf8) } }, isInteractive: false)
     context.tokenSource = SharedTokenSource(cache: cache)
     context.storeKeys = keys
+    context.configCache = configs
     let status = await BrokerCommand.main(arguments: argv, context: context)
     return AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
   }

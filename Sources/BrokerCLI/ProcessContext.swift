@@ -17,6 +17,8 @@ public struct ProcessContext: Sendable {
   var tokenSource: (any AccessTokenSource)? = nil
   /// For the commands the agent runs: the encrypted store's key it holds (nil elsewhere).
   var storeKeys: StoreKeyHolder? = nil
+  /// Inside the agent: its parsed config, kept while the files stay the same.
+  var configCache: AgentConfigCache? = nil
 
   public init(
     environment: [String: String], uid: UInt32, readInput: @escaping @Sendable (Int) -> [UInt8]?,

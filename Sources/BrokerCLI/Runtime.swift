@@ -27,10 +27,15 @@ final class Runtime {
   func config() throws -> BrokerConfig {
     if let loadedConfig { return loadedConfig }
     let diagnostics = self.diagnostics
-    let raw = try KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit) { path, found in
-      diagnostics.note(found ? "read config \(path)" : "no config at \(path)")
+    let config: BrokerConfig
+    if let cache = context.configCache, !diagnostics.isOn {
+      config = try cache.config(files: paths.configFiles, explicit: paths.configIsExplicit)
+    } else {
+      let raw = try KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit) { path, found in
+        diagnostics.note(found ? "read config \(path)" : "no config at \(path)")
+      }
+      config = try ConfigParser.parse(raw)
     }
-    let config = try ConfigParser.parse(raw)
     for w in config.warnings { context.say("warning: " + w) }
     loadedConfig = config
     return config
@@ -47,6 +52,10 @@ final class Runtime {
     let settings = try config().settings
     switch settings.store {
     case .secretService:
+      // Inside the agent, a replaced keyring daemon or a collection locked meanwhile is seen as a
+      // new tokenbroker-core process would see it: libsecret's cached connection is made anew for
+      // each request that uses the store (one served from memory never builds a store at all).
+      if context.tokenSource is SharedTokenSource { LibsecretStore.forgetConnection() }
       // Concurrent processes serialise their writes (create + read-back) on a lock file in the
       // private runtime directory (B06); without a usable directory they write unlocked.
       let directory = paths.runtimeDirectory
@@ -70,15 +79,17 @@ final class Runtime {
     return AgentNoticeStore(base: store, socketPath: paths.agentSocket)
   }
 
-  /// `token get`, git and docker `get`: through the agent's shared cache inside the agent,
-  /// else straight from the token service (`AccessTokenSource`).
+  /// `token get`, git and docker `get`: through the agent's shared cache inside the agent (a
+  /// cached token needs no store and no token service: they are built only for a fetch), else
+  /// straight from the token service (`AccessTokenSource`).
   func accessToken(account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws -> IssuedToken {
     diagnostics.note(
       context.tokenSource == nil
         ? "tokenbroker-core serves this call itself (agent = off, or no agent could serve it)"
         : "the agent serves this call")
     return try await (context.tokenSource ?? DirectTokenSource()).accessToken(
-      account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, service: tokenService())
+      account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, config: config(),
+      diagnostics: diagnostics, service: tokenService)
   }
 
   /// git `erase` of a token we handed out: dropped from the store and from the agent's memory.

@@ -8,8 +8,13 @@ import Synchronization
 /// with single-flight refresh (`SharedTokenSource`). Injected through `ProcessContext.tokenSource`.
 protocol AccessTokenSource: Sendable {
   /// As `TokenService.accessToken(account:scopes:minValid:forceRefresh:)`.
+  /// - Parameters:
+  ///   - config: the validated config the call runs with.
+  ///   - diagnostics: `--verbose` lines (where the token came from).
+  ///   - service: builds the token service (and its store), called only when one is needed.
   func accessToken(
-    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, service: TokenService
+    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, config: BrokerConfig,
+    diagnostics: Diagnostics, service: () throws -> TokenService
   ) async throws -> IssuedToken
 
   /// As `TokenService.eraseHandedOut(account:token:)`, and forgets the token wherever it is cached.
@@ -19,9 +24,10 @@ protocol AccessTokenSource: Sendable {
 /// Straight from the token service: every call reads the store (one process, one call).
 struct DirectTokenSource: AccessTokenSource {
   func accessToken(
-    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, service: TokenService
+    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, config: BrokerConfig,
+    diagnostics: Diagnostics, service: () throws -> TokenService
   ) async throws -> IssuedToken {
-    try await service.accessToken(account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh)
+    try await service().accessToken(account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh)
   }
 
   func eraseHandedOut(account: String, token: Secret, service: TokenService) async throws -> Bool {
@@ -34,21 +40,27 @@ struct SharedTokenSource: AccessTokenSource {
   let cache: TokenCache
 
   func accessToken(
-    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, service: TokenService
+    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, config: BrokerConfig,
+    diagnostics: Diagnostics, service: () throws -> TokenService
   ) async throws -> IssuedToken {
-    let account = try service.config.requireAccount(name)
+    let account = try config.requireAccount(name)
     let requested = scopes.flatMap { $0.isEmpty ? nil : $0 } ?? ScopeSet(account.scopes)
-    let needed = Int64(max(service.config.settings.refreshMargin, minValid ?? 0))
-    let fetched = service.diagnostics.isOn ? Flag() : nil
-    let token = try await cache.token(
-      for: TokenCacheKey(account: name, scopes: requested), account: account, needed: needed, forceRefresh: forceRefresh
-    ) { force in
-      fetched?.set()
-      return try await service.accessToken(account: name, scopes: requested, minValid: minValid, forceRefresh: force)
+    let needed = Int64(max(config.settings.refreshMargin, minValid ?? 0))
+    let key = TokenCacheKey(account: name, scopes: requested)
+    let token: IssuedToken
+    let fetched = diagnostics.isOn ? Flag() : nil
+    if !forceRefresh, let cached = await cache.cached(key, account: account, needed: needed) {
+      token = cached
+    } else {
+      let service = try service()
+      token = try await cache.token(for: key, account: account, needed: needed, forceRefresh: forceRefresh) { force in
+        fetched?.set()
+        return try await service.accessToken(account: name, scopes: requested, minValid: minValid, forceRefresh: force)
+      }
     }
     if let fetched, !fetched.isSet {
       let left = token.expiresOn - Int64(SystemTime().now)
-      service.diagnostics.note(
+      diagnostics.note(
         "the agent's memory had the token of '\(name)' [\(requested.items.joined(separator: " "))] (or shared another caller's refresh): \(left) s left")
     }
     return token

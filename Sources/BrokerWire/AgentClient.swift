@@ -9,7 +9,8 @@ public enum AgentClient {
     case connected(Int32)
     /// No agent listens there (`ENOENT`, `ECONNREFUSED`): one may be started.
     case absent
-    /// Any other failure (errno); the agent cannot be used.
+    /// Any other failure (errno; `EPERM`: the socket's server runs as another user); the agent
+    /// cannot be used.
     case failed(Int32)
   }
 
@@ -25,7 +26,9 @@ public enum AgentClient {
     case failed(Int32)
   }
 
-  /// Connects to the Unix socket at `path`.
+  /// Connects to the Unix socket at `path`, and only to a server of this process's real uid:
+  /// the kernel's record of who listens (`SO_PEERCRED`) is checked before a byte is sent, so a
+  /// socket planted by someone else is never talked to, whatever its directory looks like.
   public static func connect(to path: String) -> Connection {
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
@@ -45,7 +48,11 @@ public enum AgentClient {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
       }
     } while rc != 0 && errno == EINTR
-    if rc == 0 { return .connected(fd) }
+    if rc == 0 {
+      if serverUID(fd) == getuid() { return .connected(fd) }
+      close(fd)
+      return .failed(EPERM)
+    }
     let error = errno
     close(fd)
     return error == ENOENT || error == ECONNREFUSED ? .absent : .failed(error)
@@ -92,6 +99,17 @@ public enum AgentClient {
       return nil
     }
     return try? AgentReply.decode(reply)
+  }
+
+  /// The uid of the process that listens on the other end of the connected `fd`, or nil.
+  static func serverUID(_ fd: Int32) -> UInt32? {
+    // struct ucred (pid, uid, gid); Swift's Glibc module leaves the GNU type out.
+    var credentials = (pid: Int32(0), uid: UInt32(0), gid: UInt32(0))
+    var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+    guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
+      length == socklen_t(MemoryLayout.size(ofValue: credentials))
+    else { return nil }
+    return credentials.uid
   }
 
   /// Polls `fd` for `events` until `deadline` (monotonic ms); true when ready (or in error: the

@@ -12,15 +12,20 @@ enum AgentStarter {
 
   /// A connected descriptor, or nil when the agent cannot be used (the caller runs the full
   /// program).
-  /// - Parameter mayStart: false for a call with `--config FILE`: a one-off file must not become
-  ///   the config of the agent every later call meets (the agent reads its own environment's
-  ///   `TOKENBROKER_CONFIG` or the default files).
-  static func connect(_ endpoint: AgentEndpoint, core: String, mayStart: Bool) -> Int32? {
+  ///
+  /// The warm path is one `connect` (the server's uid checked by `AgentClient`): no file is read
+  /// and nothing is created. Only when no agent listens are the config (`mayStart`) and the
+  /// socket's directory (created 0700, or checked) consulted before one is started.
+  /// - Parameter mayStart: asked only when no agent listens; false for a call with `--config
+  ///   FILE` (a one-off file must not become the config of the agent every later call meets) and
+  ///   when the config says `agent = off`.
+  static func connect(_ endpoint: AgentEndpoint, mayStart: () -> Bool) -> Int32? {
     switch AgentClient.connect(to: endpoint.socketPath) {
     case .connected(let fd): return fd
     case .failed: return nil
-    case .absent: if !mayStart { return nil }
+    case .absent: guard mayStart(), endpoint.prepareDirectory() == nil else { return nil }
     }
+    let core = Core.path
     let lock = open(endpoint.spawnLockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
     defer { if lock >= 0 { close(lock) } }
     let deadline = MonotonicClock.milliseconds + startBound

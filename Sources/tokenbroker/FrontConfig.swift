@@ -1,32 +1,35 @@
 import BrokerWire
 import Glibc
 
-/// What the front needs from the config before choosing the agent: the explicit config file and
-/// `[broker] agent` (interface.md §2, §2.1), read with `KeyFileReader` (no GLib in the front).
-struct FrontConfig {
+/// What the front needs from the config (interface.md §2, §2.1): the explicit config file, sent
+/// with every request (the agent serves only callers of its own file, and answers "not served"
+/// when that file says `[broker] agent = off`), and, only when no agent runs, whether one may be
+/// started (`[broker] agent`, read with `KeyFileReader`: no GLib in the front).
+enum FrontConfig {
   /// The `--config` / `TOKENBROKER_CONFIG` file as an absolute path, or "" for the default files.
-  let file: String
-  /// True when `[broker] agent` is `auto` (also when absent) and the config can be read.
-  let agentEnabled: Bool
+  /// Environment only (and the working directory for a relative path): no file is opened.
+  static func file(route: AgentRoute) -> String {
+    guard let explicit = route.configFile ?? env("TOKENBROKER_CONFIG").flatMap({ $0.isEmpty ? nil : $0 }) else {
+      return ""
+    }
+    return absolute(explicit)
+  }
 
-  init(route: AgentRoute) {
-    func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+  /// True when `[broker] agent` is `auto` (also when absent) and the config can be read: an agent
+  /// may be started for this call. Reads the config files (the cold path only).
+  /// - Parameter file: `file(route:)`.
+  static func agentEnabled(file: String) -> Bool {
     let files: [String]
-    if let explicit = route.configFile ?? env("TOKENBROKER_CONFIG").flatMap({ $0.isEmpty ? nil : $0 }) {
-      file = Self.absolute(explicit)
+    if !file.isEmpty {
+      // An explicit file that cannot be read is the full program's error to report.
+      guard access(file, R_OK) == 0 else { return false }
       files = [file]
     } else {
-      file = ""
       let home = env("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? "/"
       let configHome = env("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
       files = ["/etc/tokenbroker/config", configHome + "/tokenbroker/config"]
     }
-    // An explicit file that cannot be read is the full program's error to report.
-    if !file.isEmpty && access(file, R_OK) != 0 {
-      agentEnabled = false
-    } else {
-      agentEnabled = (KeyFileReader.value(group: "broker", key: "agent", files: files) ?? "auto") == "auto"
-    }
+    return (KeyFileReader.value(group: "broker", key: "agent", files: files) ?? "auto") == "auto"
   }
 
   /// `path` made absolute against the working directory.
@@ -36,4 +39,6 @@ struct FrontConfig {
     defer { free(cwd) }
     return String(cString: cwd) + "/" + path
   }
+
+  private static func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }

@@ -1,9 +1,11 @@
-// The small front: it links nothing but the Swift runtime and glibc, so git, curl and build tools
-// that call it hundreds of times pay ~2 ms per call. The hot paths (git and docker helper actions,
-// `token get`) go to the resident agent when `[broker] agent = auto` (starting it on first use);
-// everything else, and every call the agent cannot serve, runs in the full program,
-// `tokenbroker-core`, by exec (same pid, same argv: the program acts on the name it was started
-// under, e.g. git-credential-tokenbroker).
+// The small front: one static executable (nothing loaded at start), so git, curl and build tools
+// that call it hundreds of times pay about what `git credential-cache get` does. The hot paths
+// (git and docker helper actions, `token get`) go to the resident agent: a warm call is one
+// `connect` and one exchange, with no config read and no file touched; the agent answers "not
+// served" for a caller whose config says `[broker] agent = off` or names another file. Only when no
+// agent listens does the front read `[broker] agent` and start one. Everything else, and every call
+// the agent cannot serve, runs in the full program, `tokenbroker-core`, by exec (same pid, same
+// argv: the program acts on the name it was started under, e.g. git-credential-tokenbroker).
 import BrokerWire
 import Glibc
 
@@ -13,8 +15,7 @@ let replyBound = 180_000
 
 let arguments = CommandLine.arguments
 guard let route = AgentRoute.classify(arguments) else { Core.exec() }
-let config = FrontConfig(route: route)
-guard config.agentEnabled else { Core.exec() }
+let configFile = FrontConfig.file(route: route)
 
 var input = StandardInput()
 if route.readsInput { input.read() }
@@ -24,13 +25,13 @@ for name in AgentProtocol.forwardedEnvironment {
   if let value = getenv(name) { forwarded[name] = String(cString: value) }
 }
 let request = AgentRequest.run(
-  name: route.name, arguments: route.arguments, config: config.file, input: input.bytes, bus: bus,
+  name: route.name, arguments: route.arguments, config: configFile, input: input.bytes, bus: bus,
   environment: forwarded)
 guard input.complete, let bytes = try? request.encoded() else { Core.exec(replaying: input) }
 
-let endpoint = AgentEndpoint.current
-guard endpoint.prepareDirectory() == nil,
-  let fd = AgentStarter.connect(endpoint, core: Core.path, mayStart: route.configFile == nil)
+guard
+  let fd = AgentStarter.connect(
+    AgentEndpoint.current, mayStart: { route.configFile == nil && FrontConfig.agentEnabled(file: configFile) })
 else { Core.exec(replaying: input) }
 
 switch AgentClient.exchange(fd: fd, request: bytes, timeoutMilliseconds: replyBound) {

@@ -2,6 +2,7 @@ import BrokerAgent
 @testable import BrokerCLI
 import BrokerTestSupport
 import BrokerWire
+import Foundation
 import Glibc
 import Synchronization
 import Testing
@@ -51,6 +52,21 @@ import Testing
       #expect(await run(name, args) == .notServed, "\(name) \(args)")
     }
     #expect(await run("tokenbroker", ["capability"], config: "/etc/other-config") == .notServed)
+  }
+
+  /// The front sends every hot-path call to a running agent without reading the config: the
+  /// agent itself leaves a caller whose config says `agent = off`, or whose config does not load,
+  /// to the full program.
+  @Test func agentOffOrABrokenConfigIsNotServed() async throws {
+    #expect(await run("tokenbroker", ["capability"]).exit == 0)
+    let file = h.directory + "/config/tokenbroker/config"
+    try (fileStoreConfig.replacingOccurrences(of: "store = file", with: "store = file\nagent = off"))
+      .write(toFile: file, atomically: true, encoding: .utf8)
+    #expect(await run("tokenbroker", ["capability"]) == .notServed)
+    try "[broker]\nagent = sometimes\n".write(toFile: file, atomically: true, encoding: .utf8)
+    #expect(await run("tokenbroker", ["capability"]) == .notServed)
+    try fileStoreConfig.write(toFile: file, atomically: true, encoding: .utf8)
+    #expect(await run("tokenbroker", ["capability"]).exit == 0)
   }
 
   @Test func ownOperations() async {

@@ -93,6 +93,61 @@ class PeerCheckTest(AgentTestCase):
         self.assertEqual(r.stdout, b"")
 
 
+    def test_front_never_talks_to_a_socket_another_user_serves(self):
+        """A warm call is one connect, with no look at the socket's directory: the kernel's record
+        of who listens (SO_PEERCRED) must be the caller's uid before a byte is sent. A server of
+        uid 65534 gets no request (no git input, no argument), and the call is served by the full
+        program."""
+        self.signed_in()
+        self.run_broker("agent", "stop")
+        theirs = tempfile.mkdtemp(prefix="tb-theirs-")
+        self.addCleanup(shutil.rmtree, theirs, True)
+        os.chmod(theirs, 0o755)
+        os.chown(theirs, 65534, 65534)
+        sock, log = os.path.join(theirs, "agent.sock"), os.path.join(theirs, "received")
+        server = subprocess.Popen(NOBODY + ["/usr/bin/python3", "-I", "-c", PLANTED, sock, log],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(self._reap, server)
+        self.assertEqual(server.stdout.readline().strip(), b"listening")
+        env = self.env(TOKENBROKER_AGENT_SOCKET=sock)
+        git = self.run_broker("get", input=b"protocol=https\nhost=git.example.test\n\n", env=env)
+        self.assertEqual(git.returncode, 0, git.stderr)
+        self.assertIn(b"password=", git.stdout)
+        token = self.run_broker("token", "get", "work", env=env)
+        self.assertEqual(token.returncode, 0, token.stderr)
+        server.terminate()
+        server.wait(timeout=30)
+        with open(log, "rb") as f:
+            received = f.read()
+        self.assertNotIn(b"op=", received)
+        self.assertNotIn(b"git.example.test", received)
+        self.assertEqual(self.agents(), [])
+
+
+# A server of another uid at the socket path: records every byte any client sends it.
+PLANTED = r"""
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o666)
+s.listen(16)
+print("listening", flush=True)
+with open(sys.argv[2], "ab", buffering=0) as log:
+    while True:
+        c, _ = s.accept()
+        c.settimeout(5)
+        try:
+            while True:
+                data = c.recv(65536)
+                if not data:
+                    break
+                log.write(data)
+        except OSError:
+            pass
+        c.close()
+"""
+
+
 class SocketDirectoryTest(AgentTestCase):
 
     @property

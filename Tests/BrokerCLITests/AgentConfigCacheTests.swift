@@ -1,0 +1,35 @@
+@testable import BrokerCLI
+import BrokerCore
+import Foundation
+import Testing
+
+/// The agent's config is the config as it is now: any change to a file's bytes is seen by the
+/// next request, also one that keeps the size and lands within the same clock tick.
+@Suite struct AgentConfigCacheTests {
+  let h: CLIHarness
+  var file: String { h.directory + "/config/tokenbroker/config" }
+  init() throws { h = try CLIHarness(config: fileStoreConfig) }
+
+  @Test func everyEditIsSeenAndAnUnchangedFileIsNotParsedAgain() throws {
+    let cache = AgentConfigCache()
+    let first = try cache.config(files: [file], explicit: true)
+    #expect(first.account(named: "work") != nil)
+    #expect(try cache.config(files: [file], explicit: true) == first)
+    // Same length, same instant: only the bytes differ.
+    try fileStoreConfig.replacingOccurrences(of: "[account work]", with: "[account wxrk]")
+      .write(toFile: file, atomically: false, encoding: .utf8)
+    let edited = try cache.config(files: [file], explicit: true)
+    #expect(edited.account(named: "work") == nil)
+    #expect(edited.account(named: "wxrk") != nil)
+  }
+
+  @Test func aFailureIsReportedEveryTimeAndNeverKept() throws {
+    let cache = AgentConfigCache()
+    _ = try cache.config(files: [file], explicit: true)
+    try FileManager.default.removeItem(atPath: file)
+    #expect(throws: (any Error).self) { try cache.config(files: [file], explicit: true) }
+    #expect(throws: (any Error).self) { try cache.config(files: [file], explicit: true) }
+    try fileStoreConfig.write(toFile: file, atomically: true, encoding: .utf8)
+    #expect(try cache.config(files: [file], explicit: true).account(named: "work") != nil)
+  }
+}
