@@ -7,7 +7,7 @@
 _tokenbroker_account_keys="--issuer --client-auth --client-id --client-secret --device-client-id --device-client-secret
   --tenant --scopes --hosts --git-username --flow --login-hint --redirect-port --authority
   --authorization-endpoint --token-endpoint --device-authorization-endpoint --revocation-endpoint
-  --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime"
+  --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime --project"
 
 _tokenbroker_accounts() {
     local tb=${COMP_WORDS[0]} i
@@ -65,7 +65,7 @@ _tokenbroker() {
 
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then _tokenbroker_reply "--config --verbose --help" "$cur"
-        else _tokenbroker_reply "login logout revoke token accounts account setup-git get store erase capability agent version unlock lock" "$cur"
+        else _tokenbroker_reply "login logout revoke token accounts account setup-git get store erase capability agent version unlock lock exec" "$cur"
         fi
         return
     fi
@@ -78,6 +78,16 @@ _tokenbroker() {
     accounts) options="--json --names" ;;
     version) options="--json" ;;
     unlock) options="--passphrase-fd" ;;
+    exec)
+        # After `--`: COMMAND and its arguments are completed as commands and files.
+        for ((i = 2; i < COMP_CWORD; i++)); do
+            if [[ ${COMP_WORDS[i]} == -- ]]; then
+                compopt -o default 2>/dev/null
+                ((i == COMP_CWORD - 1)) && COMPREPLY=($(compgen -c -- "$cur"))
+                return
+            fi
+        done
+        ((nargs < 2)) && accounts=1 ;;
     token)
         if [[ -z $sub ]]; then _tokenbroker_reply "get" "$cur"; return; fi
         options="--scope --min-valid --force-refresh --format --json"

@@ -54,9 +54,9 @@ function __tokenbroker_wants_account
     set -l words (__tokenbroker_words)
     switch (count $words)
         case 1
-            contains -- $words[1] login logout revoke setup-git
+            contains -- $words[1] login logout revoke setup-git exec
         case 2
-            test "$words" = "token get"; or test "$words" = "account remove"
+            test "$words" = "token get"; or test "$words" = "account remove"; or test $words[1] = exec
         case '*'
             return 1
     end
@@ -79,6 +79,7 @@ complete -c tokenbroker -n '__tokenbroker_at' -a agent -d 'the resident agent'
 complete -c tokenbroker -n '__tokenbroker_at' -a version -d 'versions of tokenbroker and its libraries'
 complete -c tokenbroker -n '__tokenbroker_at' -a unlock -d 'encrypted-file: hand the store key to the agent'
 complete -c tokenbroker -n '__tokenbroker_at' -a lock -d 'encrypted-file: the agent forgets the key'
+complete -c tokenbroker -n '__tokenbroker_at' -a exec -d 'run a command with SDK credential endpoints'
 
 complete -c tokenbroker -n '__tokenbroker_wants_account' -a '(__tokenbroker_accounts)' -d account
 
@@ -103,7 +104,7 @@ complete -c tokenbroker -n '__tokenbroker_in account' -l provider -x -a 'azure g
 complete -c tokenbroker -n '__tokenbroker_in account' -l replace -d 'overwrite an existing account'
 for key in issuer client-id client-secret device-client-id device-client-secret scopes hosts git-username \
         login-hint redirect-port authority authorization-endpoint token-endpoint \
-        device-authorization-endpoint revocation-endpoint userinfo-endpoint site cookie-lifetime
+        device-authorization-endpoint revocation-endpoint userinfo-endpoint site cookie-lifetime project
     complete -c tokenbroker -n '__tokenbroker_in account' -l $key -x -d 'account key'
 end
 complete -c tokenbroker -n '__tokenbroker_in account' -l client-auth -x -a 'client_secret_basic client_secret_post none' -d 'client authentication'

@@ -35,11 +35,16 @@ public enum BrokerCommand {
       context.writeOutput(Help.top)
       return 0
     }
-    if args.contains("--help") || args.contains("-h") {
+    // Only options before `--` are ours (`exec ACCOUNT -- COMMAND --help` runs COMMAND's help).
+    let own = args.firstIndex(of: "--").map { Array(args[..<$0]) } ?? args
+    if own.contains("--help") || own.contains("-h") {
       if let text = Help.command(command, args) {
         context.writeOutput(text)
         return 0
       }
+    }
+    if command == "exec" {
+      return await runStatus(context: context, globals: globals) { try await ExecCommand.run(args, runtime: $0) }
     }
     return await run(context: context, globals: globals) { runtime in
       switch command {
@@ -66,9 +71,16 @@ public enum BrokerCommand {
   private static func run(
     context: ProcessContext, globals: GlobalOptions, _ body: (Runtime) async throws -> ExitStatus
   ) async -> Int32 {
+    await runStatus(context: context, globals: globals) { try await body($0).rawValue }
+  }
+
+  /// As `run`, for a command whose status is not one of tokenbroker's own (`exec`: COMMAND's).
+  private static func runStatus(
+    context: ProcessContext, globals: GlobalOptions, _ body: (Runtime) async throws -> Int32
+  ) async -> Int32 {
     let runtime = Runtime(context: context, globals: globals)
     do {
-      return try await body(runtime).rawValue
+      return try await body(runtime)
     } catch {
       return report(error, context: context, verbose: globals.verbose)
     }

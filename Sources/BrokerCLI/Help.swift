@@ -21,6 +21,7 @@ enum Help {
       agent run | start | stop | status    the resident agent that caches access tokens
       unlock [--passphrase-fd N]           store = encrypted-file: hand the store's key to the agent
       lock                                 store = encrypted-file: the agent forgets the key now
+      exec ACCOUNT [ACCOUNT] -- COMMAND    run COMMAND with Azure and Google SDK credential endpoints
       version                              versions of tokenbroker, libcurl and libsecret
 
     options:
@@ -47,6 +48,7 @@ enum Help {
     "version": "usage: tokenbroker version [--json]",
     "unlock": "usage: tokenbroker unlock [--passphrase-fd N]",
     "lock": "usage: tokenbroker lock",
+    "exec": "usage: tokenbroker exec ACCOUNT [ACCOUNT] -- COMMAND [ARG]...",
     "get": "usage: tokenbroker get | store | erase | capability   (reads a git credential request on stdin)",
   ]
 
@@ -130,6 +132,20 @@ enum Help {
                            systemd) instead of the terminal
       """,
     "lock": "For store = encrypted-file: the agent forgets the store's key and its cached access tokens now.",
+    "exec": """
+      Runs COMMAND with local credential endpoints that the Azure and Google SDKs' default chains
+      use, backed by the accounts named (one azure or sharepoint account, whose 'via' serves, and
+      one google account), alive as long as COMMAND runs, on 127.0.0.1 for your own processes only.
+        azure:  IDENTITY_ENDPOINT and IDENTITY_HEADER (App Service managed identity, 2019-08-01)
+        google: GCE_METADATA_HOST, GCE_METADATA_IP, GCE_METADATA_ROOT (the Compute Engine metadata
+                server), and GOOGLE_CLOUD_PROJECT when the account has 'project'
+      AZURE_CLIENT_ID, AZURE_CLIENT_SECRET, AZURE_CLIENT_CERTIFICATE_PATH, AZURE_FEDERATED_TOKEN_FILE,
+      GOOGLE_APPLICATION_CREDENTIALS, MSI_ENDPOINT, MSI_SECRET, IDENTITY_SERVER_THUMBPRINT and
+      IMDS_ENDPOINT are removed from COMMAND's environment. Tokens are the signed-in user's, as
+      'token get' hands them out (through the agent when it runs). SIGINT, SIGTERM and SIGHUP are
+      passed on; the exit status is COMMAND's (128 + N after signal N; 127 when it is not found,
+      126 when it cannot be run).
+      """,
     "get": """
       The git credential helper. Configure git with 'git config --global credential.helper tokenbroker'
       (or per host: credential.https://HOST.helper). 'get' prints a username and an access token

@@ -87,6 +87,8 @@ public struct AccountConfig: Sendable, Equatable {
   public var via: String?
   public var mode: SharePointMode = .bearer
   public var cookieLifetime: Int = 43200
+  /// google: the Cloud project id `exec`'s metadata endpoint reports (`project`), or nil.
+  public var project: String?
 
   public init(name: String, provider: ProviderKind) {
     self.name = name

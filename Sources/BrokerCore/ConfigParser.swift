@@ -10,7 +10,7 @@ public enum ConfigParser {
     "provider", "issuer", "client-id", "client-secret", "client-auth", "device-client-id", "device-client-secret", "tenant", "scopes",
     "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "authorization-endpoint",
     "token-endpoint", "device-authorization-endpoint", "revocation-endpoint", "userinfo-endpoint", "ca-file",
-    "site", "via", "mode", "cookie-lifetime",
+    "site", "via", "mode", "cookie-lifetime", "project",
   ]
   private static let hostKeys: Set<String> = ["account", "scopes", "username"]
 
@@ -101,6 +101,7 @@ public enum ConfigParser {
       case "via": a.via = try token(e, g)
       case "mode": a.mode = try choice(SharePointMode(rawValue: e.value), e, g, "bearer, cookie or imported-cookies")
       case "cookie-lifetime": a.cookieLifetime = try seconds(e, g, minimum: 1)
+      case "project": a.project = try token(e, g)
       default: warnings.append(unknownKey(e, g))
       }
     }

@@ -4,10 +4,10 @@ import Glibc
 /// Runs blocking system calls (`poll`, `accept`, `read` on a terminal) on a new detached POSIX
 /// thread, so they never occupy a thread of Swift's cooperative pool, and hands the result back
 /// through a continuation.
-enum DedicatedThread {
+public enum DedicatedThread {
   /// Runs `body` on its own thread and returns its result or rethrows its error.
   /// - Throws: what `body` throws; `SystemError.call` when no thread can be created.
-  static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+  public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
       let job = ThreadJob { continuation.resume(with: Result { try body() }) }
       let raw = Unmanaged.passRetained(job).toOpaque()

@@ -2,7 +2,10 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 static const SecretSchema token_schema = {
@@ -61,4 +64,41 @@ int cbroker_accept_cloexec_nonblock(int fd) { return accept4(fd, NULL, NULL, SOC
 int cbroker_posix_spawn_setsid_flag(void) { return POSIX_SPAWN_SETSID; }
 int cbroker_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
   return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+// Signal relay of `tokenbroker exec`: the handler only writes one byte (the signal number, with
+// 0x80 added when the kernel sent it, e.g. a terminal's ^C) to a non-blocking pipe.
+static volatile int cbroker_relay_fd = -1;
+static void cbroker_relay_handler(int sig, siginfo_t *info, void *context) {
+  (void)context;
+  int saved = errno;
+  unsigned char byte = (unsigned char)(sig & 0x7f);
+  if (info != NULL && info->si_code == SI_KERNEL) byte |= 0x80;
+  if (cbroker_relay_fd >= 0) (void)!write(cbroker_relay_fd, &byte, 1);
+  errno = saved;
+}
+int cbroker_relay_signals(int write_fd, const int *signals, int count) {
+  cbroker_relay_fd = write_fd;
+  struct sigaction action;
+  memset(&action, 0, sizeof(action));
+  if (write_fd >= 0) {
+    action.sa_sigaction = cbroker_relay_handler;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+  } else {
+    action.sa_handler = SIG_DFL;
+  }
+  sigemptyset(&action.sa_mask);
+  for (int i = 0; i < count; i++) {
+    if (sigaction(signals[i], &action, NULL) != 0) return -1;
+  }
+  return 0;
+}
+int cbroker_spawn_default_signals(posix_spawnattr_t *attributes, const int *signals, int count, short extra_flags) {
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  sigemptyset(&none);
+  for (int i = 0; i < count; i++) sigaddset(&defaults, signals[i]);
+  if (posix_spawnattr_setsigdefault(attributes, &defaults) != 0) return -1;
+  if (posix_spawnattr_setsigmask(attributes, &none) != 0) return -1;
+  return posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | extra_flags);
 }

@@ -12,7 +12,7 @@ from harness import BIN_DIR, ROOT, BrokerTestCase
 
 COMPLETIONS = os.path.join(ROOT, "completions")
 COMMANDS = {"login", "logout", "revoke", "token", "accounts", "account", "setup-git", "get", "store",
-            "erase", "capability", "agent", "version", "unlock", "lock"}
+            "erase", "capability", "agent", "version", "unlock", "lock", "exec"}
 FORMATS = {"token", "header", "json", "env", "cookiejar", "exec-credential"}
 
 # Each case: the command line typed (the last word is the one being completed) and what the
@@ -38,6 +38,8 @@ CASES = [
     ("tokenbroker account add new --client-", {"--client-auth", "--client-id", "--client-secret"}),
     ("tokenbroker accounts --", {"--json", "--names", "--help"}),
     ("tokenbroker agent ", {"run", "start", "stop", "status"}),
+    ("tokenbroker exec ", {"work", "home-lab"}),
+    ("tokenbroker exec work ", {"work", "home-lab"}),
     ("tokenbroker --", {"--config", "--verbose", "--help"}),
 ]
 # Where an option is being completed, a shell may also offer the options every command takes.

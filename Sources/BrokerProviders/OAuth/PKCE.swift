@@ -41,9 +41,9 @@ enum Base64URL {
 }
 
 /// Unguessable values: `state`, PKCE verifiers.
-enum RandomValue {
+public enum RandomValue {
   /// `octets` random bytes from `SystemRandomNumberGenerator` (getrandom(2) on Linux), base64url.
-  static func base64URL(octets: Int) -> String {
+  public static func base64URL(octets: Int) -> String {
     var generator = SystemRandomNumberGenerator()
     return Base64URL.encode((0..<octets).map { _ in UInt8.random(in: 0...255, using: &generator) })
   }

@@ -12,13 +12,20 @@ public struct LoopbackRequest: Sendable, Equatable {
   public var query: String
   /// The `Host` header, lower-cased, or nil when absent.
   public var host: String?
+  /// Every header by lower-cased name, values trimmed; a repeated name's values joined with ", "
+  /// (RFC 9110 §5.3), so a repeated secret header never equals the secret.
+  public var headers: [String: String]
 
-  public init(method: String, path: String, query: String, host: String?) {
+  public init(method: String, path: String, query: String, host: String?, headers: [String: String] = [:]) {
     self.method = method
     self.path = path
     self.query = query
     self.host = host
+    self.headers = headers
   }
+
+  /// The value of header `name` (any case), or nil.
+  public func header(_ name: String) -> String? { headers[name.lowercased()] }
 
   /// Parses the head of an HTTP/1.x request (everything up to the blank line).
   /// - Returns: nil when the request line is malformed or the head has more than one `Host`.
@@ -40,14 +47,19 @@ public struct LoopbackRequest: Sendable, Equatable {
       query = ""
     }
     var host: String?
+    var headers: [String: String] = [:]
     for line in lines.dropFirst() {
       guard let colon = line.firstIndex(of: ":") else { continue }
-      if line[..<colon].lowercased() == "host" {
+      let name = line[..<colon].lowercased()
+      let value = String(line[line.index(after: colon)...]).trimmingSpaces()
+      headers[name] = headers[name].map { $0 + ", " + value } ?? value
+      if name == "host" {
         guard host == nil else { return nil }  // more than one Host: 400 (RFC 9112 §3.2)
-        host = String(line[line.index(after: colon)...]).trimmingSpaces().lowercased()
+        host = value.lowercased()
       }
     }
-    return LoopbackRequest(method: String(parts[0]), path: String(path), query: String(query), host: host)
+    return LoopbackRequest(
+      method: String(parts[0]), path: String(path), query: String(query), host: host, headers: headers)
   }
 }
 
@@ -75,9 +87,15 @@ enum LoopbackWire {
     switch status {
     case 200: return "OK"
     case 400: return "Bad Request"
+    case 401: return "Unauthorized"
+    case 403: return "Forbidden"
     case 404: return "Not Found"
     case 405: return "Method Not Allowed"
+    case 413: return "Content Too Large"
     case 431: return "Request Header Fields Too Large"
+    case 500: return "Internal Server Error"
+    case 502: return "Bad Gateway"
+    case 503: return "Service Unavailable"
     default: return "Error"
     }
   }

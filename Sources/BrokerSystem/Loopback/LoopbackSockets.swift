@@ -9,12 +9,13 @@ enum LoopbackSockets {
   /// Binds 127.0.0.1 (and, with `ipv6`, ::1 on the same port where it can).
   /// - Parameter port: a fixed port (`redirect-port`), or nil for one the kernel picks.
   /// - Returns: the listening descriptors (non-blocking, close-on-exec) and the port.
+  /// - Parameter backlog: `listen`'s queue of connections not yet accepted.
   /// - Throws: `SystemError.listener` when 127.0.0.1 cannot be bound (the fixed port is taken).
-  static func open(port: Int?, ipv6: Bool) throws(SystemError) -> (fds: [Int32], port: Int) {
+  static func open(port: Int?, ipv6: Bool, backlog: Int32 = 16) throws(SystemError) -> (fds: [Int32], port: Int) {
     var attempts = port == nil ? randomPortAttempts : 1
     while true {
       attempts -= 1
-      let v4 = try listenIPv4(port: port ?? 0)
+      let v4 = try listenIPv4(port: port ?? 0, backlog: backlog)
       guard ipv6 else { return ([v4.fd], v4.port) }
       if let v6 = listenIPv6(port: v4.port) { return ([v4.fd, v6], v4.port) }
       // ::1 has no such port free (or no IPv6 at all): try another random port, else IPv4 only.
@@ -23,7 +24,7 @@ enum LoopbackSockets {
     }
   }
 
-  private static func listenIPv4(port: Int) throws(SystemError) -> (fd: Int32, port: Int) {
+  private static func listenIPv4(port: Int, backlog: Int32) throws(SystemError) -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
     guard fd >= 0 else { throw failure("create a socket", port: port) }
     var one: Int32 = 1
@@ -35,7 +36,7 @@ enum LoopbackSockets {
     let bound = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard bound == 0, listen(fd, 16) == 0 else {
+    guard bound == 0, listen(fd, backlog) == 0 else {
       let error = failure("listen on 127.0.0.1:\(port)", port: port)
       close(fd)
       throw error

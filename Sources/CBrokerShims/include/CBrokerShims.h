@@ -39,4 +39,12 @@ int cbroker_accept_cloexec_nonblock(int fd);
 int cbroker_posix_spawn_setsid_flag(void);
 int cbroker_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 
+/// `tokenbroker exec`: handlers (SA_SIGINFO | SA_RESTART) for `signals` that write one byte per
+/// signal to `write_fd`: the number, plus 0x80 when si_code is SI_KERNEL (a terminal's ^C); a
+/// negative `write_fd` restores the default actions. 0 or -1.
+int cbroker_relay_signals(int write_fd, const int *signals, int count);
+/// Makes posix_spawn reset `signals` to their default action and clear the signal mask in the
+/// child (POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK, plus `extra_flags`). 0 or an error.
+int cbroker_spawn_default_signals(posix_spawnattr_t *attributes, const int *signals, int count, short extra_flags);
+
 #endif

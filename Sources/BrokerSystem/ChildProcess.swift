@@ -1,0 +1,124 @@
+import BrokerCore
+import CBrokerShims
+import Glibc
+
+/// How a child process ended.
+public enum ChildExit: Sendable, Equatable {
+  case exited(Int32)
+  case signalled(Int32)
+
+  /// The shell's convention: the exit code, or 128 + N after death by signal N.
+  public var status: Int32 {
+    switch self {
+    case .exited(let code): return code
+    case .signalled(let n): return 128 + n
+    }
+  }
+}
+
+/// Why a command could not be started, as env(1) reports it: 127 when it is not found, 126 when
+/// it cannot be run.
+public struct ChildStartError: Error, Sendable, Equatable {
+  public var status: Int32
+  /// `'COMMAND': No such file or directory`.
+  public var message: String
+}
+
+/// A command `tokenbroker exec` runs: started with `posix_spawn` (no `fork` in a threaded
+/// process) with the given environment and this process's standard streams and terminal;
+/// SIGINT, SIGTERM and SIGHUP sent to tokenbroker are passed on to it (a terminal's ^C reaches
+/// both processes by itself and is not sent twice). One at a time per process.
+public final class ChildProcess: Sendable {
+  public let pid: pid_t
+  private let relay: (read: Int32, write: Int32)
+  static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+  static let relayed: [Int32] = forwarded + [SIGCHLD]
+
+  private init(pid: pid_t, relay: (read: Int32, write: Int32)) {
+    self.pid = pid
+    self.relay = relay
+  }
+
+  /// Starts `argv[0]` (searched in the child's `PATH` when it has no `/`, as execvp does).
+  /// - Throws: `ChildStartError` (127 not found, 126 not runnable).
+  public static func start(_ argv: [String], environment: [String: String]) throws(ChildStartError) -> ChildProcess {
+    let name = argv[0]
+    var fds: [Int32] = [-1, -1]
+    guard cbroker_pipe_cloexec_nonblock(&fds) == 0 else {
+      throw ChildStartError(status: 126, message: "'\(name)': \(String(cString: strerror(errno)))")
+    }
+    // Handlers before the child exists, so neither its exit nor a signal can be missed.
+    _ = relayed.withUnsafeBufferPointer { cbroker_relay_signals(fds[1], $0.baseAddress, Int32($0.count)) }
+    let envp = environment.map { "\($0.key)=\($0.value)" }
+    var denied: Int32?
+    for candidate in candidates(name, path: environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin") {
+      switch spawn(candidate, argv: argv, envp: envp) {
+      case .success(let pid): return ChildProcess(pid: pid, relay: (fds[0], fds[1]))
+      case .failure(let e) where e.code == ENOENT || e.code == ENOTDIR: continue
+      case .failure(let e) where e.code == EACCES && !name.contains("/"):
+        denied = e.code
+        continue
+      case .failure(let e): try fail(fds, 126, "'\(name)': \(String(cString: strerror(e.code)))")
+      }
+    }
+    if let denied { try fail(fds, 126, "'\(name)': \(String(cString: strerror(denied)))") }
+    try fail(fds, 127, "'\(name)': No such file or directory")
+  }
+
+  private static func fail(_ fds: [Int32], _ status: Int32, _ message: String) throws(ChildStartError) -> Never {
+    _ = relayed.withUnsafeBufferPointer { cbroker_relay_signals(-1, $0.baseAddress, Int32($0.count)) }
+    close(fds[0])
+    close(fds[1])
+    throw ChildStartError(status: status, message: message)
+  }
+
+  private static func candidates(_ name: String, path: String) -> [String] {
+    if name.contains("/") { return [name] }
+    return path.split(separator: ":", omittingEmptySubsequences: false).map { ($0.isEmpty ? "." : String($0)) + "/" + name }
+  }
+
+  private static func spawn(_ executable: String, argv: [String], envp: [String]) -> Result<pid_t, SpawnErrno> {
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    let defaults = relayed + [SIGPIPE]
+    _ = defaults.withUnsafeBufferPointer { cbroker_spawn_default_signals(&attributes, $0.baseAddress, Int32($0.count), 0) }
+    var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+    var cEnv: [UnsafeMutablePointer<CChar>?] = envp.map { strdup($0) } + [nil]
+    defer { for p in cArgs + cEnv { free(p) } }
+    var pid = pid_t()
+    let rc = posix_spawn(&pid, executable, nil, &attributes, &cArgs, &cEnv)
+    return rc == 0 ? .success(pid) : .failure(SpawnErrno(code: rc))
+  }
+
+  struct SpawnErrno: Error {
+    var code: Int32
+  }
+
+  /// Waits (on a thread of its own) until the child ends, passing signals on meanwhile; then
+  /// restores the default signal actions.
+  public func wait() async throws -> ChildExit {
+    try await DedicatedThread.run { [self] in
+      defer {
+        _ = Self.relayed.withUnsafeBufferPointer { cbroker_relay_signals(-1, $0.baseAddress, Int32($0.count)) }
+        close(relay.read)
+        close(relay.write)
+      }
+      while true {
+        var status: Int32 = 0
+        let r = waitpid(pid, &status, WNOHANG)
+        if r == pid {
+          return status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
+        }
+        if r < 0 && errno != EINTR { return .exited(1) }
+        var p = pollfd(fd: relay.read, events: Int16(POLLIN), revents: 0)
+        _ = poll(&p, 1, 1000)  // SIGCHLD wakes it; the timeout is a safety net
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let n = bytes.withUnsafeMutableBytes { read(relay.read, $0.baseAddress, $0.count) }
+        for b in bytes.prefix(max(0, n)) where b & 0x80 == 0 && Self.forwarded.contains(Int32(b)) {
+          kill(pid, Int32(b))
+        }
+      }
+    }
+  }
+}

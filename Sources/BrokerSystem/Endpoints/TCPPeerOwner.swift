@@ -1,0 +1,84 @@
+import Glibc
+
+/// The uid that owns the client end of an accepted loopback TCP connection, from the kernel's
+/// socket tables `/proc/net/tcp` and `/proc/net/tcp6` (proc(5): "the effective UID of the
+/// creator of the socket"; reference: protocols-2.md §2.9).
+///
+/// The client's row is the one whose *local* address is the peer address `accept` returned, whose
+/// *remote* address is ours, in state `01` (ESTABLISHED). No such row, or rows that disagree, mean
+/// "unknown", which callers treat as a refusal (a closed client's orphan row shows uid 0, which
+/// must never pass for root).
+public enum TCPPeerOwner {
+  /// The owner uid of the client that `fd` (an accepted IPv4 connection) talks to, or nil.
+  public static func uid(of fd: Int32) -> UInt32? {
+    guard let peer = address(fd, peer: true), let mine = address(fd, peer: false) else { return nil }
+    var found: Set<UInt32> = []
+    for (file, format) in [("/proc/net/tcp", ipv4), ("/proc/net/tcp6", mappedIPv6)] {
+      guard let text = read(file) else { continue }
+      found.formUnion(owners(in: text, local: format(peer), remote: format(mine)))
+    }
+    return found.count == 1 ? found.first : nil
+  }
+
+  /// The uids of the ESTABLISHED rows of a `/proc/net/tcp{,6}` table with these endpoints
+  /// (`ADDR:PORT` in the table's hex notation, upper case).
+  static func owners(in table: String, local: String, remote: String) -> Set<UInt32> {
+    var out: Set<UInt32> = []
+    for line in table.split(separator: "\n").dropFirst() {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid …
+      let f = line.split(separator: " ", omittingEmptySubsequences: true)
+      guard f.count > 7, f[1] == local, f[2] == remote, f[3] == "01", let uid = UInt32(f[7]) else { continue }
+      out.insert(uid)
+    }
+    return out
+  }
+
+  /// `127.0.0.1:45887` as `/proc/net/tcp` prints it: the address word in host byte order
+  /// (`%08X`; `0100007F` on little-endian machines), the port in normal order (`B33F`).
+  static func ipv4(_ a: (address: UInt32, port: UInt16)) -> String {
+    hex(a.address, digits: 8) + ":" + hex(UInt32(a.port), digits: 4)
+  }
+
+  /// The same IPv4 endpoint as a v4-mapped IPv6 row of `/proc/net/tcp6` (a client that connected
+  /// from an AF_INET6 socket): `0000000000000000FFFF0000` then the address word.
+  static func mappedIPv6(_ a: (address: UInt32, port: UInt16)) -> String {
+    "0000000000000000" + hex(UInt32(0xFFFF).procWord, digits: 8) + ipv4(a)
+  }
+
+  /// `sockaddr_in` of either end: `s_addr` as the raw 32-bit word, the port in host order.
+  private static func address(_ fd: Int32, peer: Bool) -> (address: UInt32, port: UInt16)? {
+    var a = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let rc = withUnsafeMutablePointer(to: &a) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? getpeername(fd, $0, &length) : getsockname(fd, $0, &length) }
+    }
+    guard rc == 0, a.sin_family == sa_family_t(AF_INET) else { return nil }
+    return (a.sin_addr.s_addr, UInt16(bigEndian: a.sin_port))
+  }
+
+  private static func hex(_ value: UInt32, digits: Int) -> String {
+    let s = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: max(0, digits - s.count)) + s
+  }
+
+  private static func read(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var out: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { break }
+      out += chunk[0..<n]
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+}
+
+extension UInt32 {
+  /// The word whose bytes in memory are this value's big-endian bytes, read in host order: how
+  /// `/proc/net/tcp6` prints each 32-bit quarter of an address (`FFFF` → `FFFF0000` on x86).
+  fileprivate var procWord: UInt32 { UInt32(bigEndian: self) }
+}
