@@ -64,6 +64,18 @@ enum ExecCommand {
       endpoints.append(Endpoint(server: server, name: "Google metadata", handler: protocolLogic.answer))
     }
     for e in endpoints { runtime.verbose("exec: the \(e.name) endpoint listens on 127.0.0.1:\(e.server.port)") }
+    if runtime.globals.verbose {
+      // Method, path (no query) and status of each request: never a header or a token.
+      endpoints = endpoints.map { e in
+        var logged = e
+        logged.handler = { request in
+          let reply = await e.handler(request)
+          context.say("exec: \(e.name): \(request.method) \(request.path) -> \(reply.status)")
+          return reply
+        }
+        return logged
+      }
+    }
     return try await serve(endpoints, command: command, environment: environment, runtime: runtime)
   }
 
