@@ -1,4 +1,5 @@
 import BrokerCore
+import CBrokerShims  // MSG_NOSIGNAL: sys/socket.h may be owned by this module, not Glibc
 import Glibc
 
 /// One request the loopback listener received: the request line and the `Host` header, nothing
