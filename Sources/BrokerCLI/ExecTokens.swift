@@ -40,8 +40,10 @@ final class ExecTokens: Sendable {
   func token(account: String, scopes: [String]?) async -> Result<EndpointToken, EndpointFailure> {
     if let agent, let answer = await viaAgent(agent, account: account, scopes: scopes) { return answer }
     do {
+      let service = self.service
       let t = try await local.accessToken(
-        account: account, scopes: scopes.map { ScopeSet($0) }, minValid: nil, forceRefresh: false, service: service)
+        account: account, scopes: scopes.map { ScopeSet($0) }, minValid: nil, forceRefresh: false,
+        config: service.config, diagnostics: .off, service: { service })
       if let identity = t.identity { identities.withLock { $0[account] = identity } }
       return .success(EndpointToken(accessToken: t.accessToken, expiresOn: t.expiresOn))
     } catch {
