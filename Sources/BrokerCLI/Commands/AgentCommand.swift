@@ -83,6 +83,7 @@ enum AgentCommand {
   }
 
   static func stop(runtime: Runtime, endpoint: AgentEndpoint) async -> ExitStatus {
+    let pid = lockHolder(endpoint.lockPath)
     guard await ask(.stop, endpoint) != nil else {
       runtime.context.say("no agent was running at \(endpoint.socketPath)")
       return .success
@@ -96,8 +97,35 @@ enum AgentCommand {
       if free { break }
       try? await Task.sleep(for: .milliseconds(50))
     }
+    // It releases the lock just before it exits: wait (bounded) until the process is gone too.
+    if let pid {
+      for _ in 0..<200 where isRunning(pid) { try? await Task.sleep(for: .milliseconds(25)) }
+    }
     runtime.verbose("the agent at \(endpoint.socketPath) stopped")
     return .success
+  }
+
+  /// The pid the agent wrote into its lock file, if it can be read.
+  static func lockHolder(_ lockPath: String) -> pid_t? {
+    let fd = open(lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 24)
+    let n = read(fd, &buffer, buffer.count)
+    guard n > 0 else { return nil }
+    let text = String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first.map(String.init)
+    return text.flatMap { pid_t($0) }.flatMap { $0 > 0 ? $0 : nil }
+  }
+
+  /// Whether `pid` is alive and not a zombie (`/proc/PID/stat` state field).
+  static func isRunning(_ pid: pid_t) -> Bool {
+    let fd = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: 512)
+    let n = read(fd, &buffer, buffer.count)
+    guard n > 0, let paren = buffer[0..<n].lastIndex(of: UInt8(ascii: ")")), paren + 2 < n else { return false }
+    return buffer[paren + 2] != UInt8(ascii: "Z") && buffer[paren + 2] != UInt8(ascii: "X")
   }
 
   static func ask(_ operation: AgentOperation, _ endpoint: AgentEndpoint) async -> AgentReply? {
