@@ -107,6 +107,19 @@ class LifecycleTest(EncryptedStoreCase):
         self.assert_locked(self.run_broker("token", "get", "work"))  # a new agent holds no key
         self.assertIn(b"store locked", self.run_broker("accounts").stdout)
 
+    def test_no_idle_exit_while_unlocked(self):
+        self.write_config(self.default_config(extra_broker="store = encrypted-file\nagent-idle-timeout = 1\n"))
+        self.assertEqual(self.unlock().returncode, 0)
+        pid = self.agent_pid()
+        self.assertIsNotNone(pid)
+        time.sleep(3)
+        self.assertEqual(self.agent_pid(), pid, "the unlocked agent stayed")
+        self.assertEqual(self.run_broker("lock").returncode, 0)
+        deadline = time.time() + 30
+        while self.agent_pid() is not None and time.time() < deadline:
+            time.sleep(0.1)
+        self.assertIsNone(self.agent_pid(), "locked, it idles out again")
+
     def test_wrong_passphrase_changes_nothing(self):
         self.signed_in()
         self.kill_agent()
