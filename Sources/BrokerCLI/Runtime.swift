@@ -85,7 +85,7 @@ final class Runtime {
   func accessToken(account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws -> IssuedToken {
     diagnostics.note(
       context.tokenSource == nil
-        ? "tokenbroker-core serves this call itself (agent = off, or no agent could serve it)"
+        ? "tokenbroker-core serves this call itself, not the agent"
         : "the agent serves this call")
     return try await (context.tokenSource ?? DirectTokenSource()).accessToken(
       account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, config: config(),

@@ -11,6 +11,16 @@ enum Core {
     return dir + "/tokenbroker-core"
   }()
 
+  /// As `exec(replaying:)` for a call the agent did not serve; with `--verbose` or
+  /// `TOKENBROKER_VERBOSE=1` it first says why (interface.md §3).
+  static func exec(because why: StaticString, replaying input: StandardInput = StandardInput()) -> Never {
+    let env = getenv("TOKENBROKER_VERBOSE")
+    if CommandLine.arguments.contains("--verbose") || env.map({ strcmp($0, "1") == 0 }) == true {
+      FileDescriptor.standardError.write("tokenbroker: the agent did not serve this call: \(why)\n")
+    }
+    exec(replaying: input)
+  }
+
   /// Execs `tokenbroker-core` with this process's argv and environment; never returns.
   /// - Parameter input: standard input already read (it is handed on through a pipe first).
   static func exec(replaying input: StandardInput = StandardInput()) -> Never {

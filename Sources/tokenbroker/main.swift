@@ -27,17 +27,19 @@ for name in AgentProtocol.forwardedEnvironment {
 let request = AgentRequest.run(
   name: route.name, arguments: route.arguments, config: configFile, input: input.bytes, bus: bus,
   environment: forwarded)
-guard input.complete, let bytes = try? request.encoded() else { Core.exec(replaying: input) }
+guard input.complete, let bytes = try? request.encoded() else {
+  Core.exec(because: "the request is too large for the agent", replaying: input)
+}
 
 guard
   let fd = AgentStarter.connect(
     AgentEndpoint.current, mayStart: { route.configFile == nil && FrontConfig.agentEnabled(file: configFile) })
-else { Core.exec(replaying: input) }
+else { Core.exec(because: "no agent runs, and agent = off or it could not be started", replaying: input) }
 
 switch AgentClient.exchange(fd: fd, request: bytes, timeoutMilliseconds: replyBound) {
 case .reply(let raw):
   guard let reply = try? AgentReply.decode(raw), reply.exit != AgentProtocol.notServed else {
-    Core.exec(replaying: input)
+    Core.exec(because: "it declined (agent = off, another config or another login session)", replaying: input)
   }
   FileDescriptor.standardOutput.write(reply.output)
   FileDescriptor.standardError.write(reply.error)
@@ -45,7 +47,7 @@ case .reply(let raw):
 case .closed, .failed:
   // The agent stopped or died before answering: nothing was handed out, the full program serves it.
   close(fd)
-  Core.exec(replaying: input)
+  Core.exec(because: "it ended before answering", replaying: input)
 case .timedOut:
   FileDescriptor.standardError.write(
     "tokenbroker: the agent did not answer within \(replyBound / 1000) s; run 'tokenbroker agent stop' and try again\n")
