@@ -51,10 +51,10 @@ class GlewlwydTest(BrowserFlows, FlowTestCase):
         super().setUp()
         self.use(self.rolling)
 
-    def use(self, issuer, extra=""):
+    def use(self, issuer, extra="", broker=""):
         self.issuer = issuer
         self.plugin_name = issuer.rsplit("/", 1)[1]
-        self.write_config(self.default_config() + f"""
+        self.write_config(self.default_config(extra_broker=broker) + f"""
 [account corp]
 provider = oidc
 issuer = {issuer}
@@ -135,6 +135,11 @@ hosts = git.corp.test
         git = self.run_broker("get", input="protocol=https\nhost=git.corp.test\n\n")
         self.assertEqual(git.returncode, 0, git.stderr)
         self.assertIn(("password=%s" % token).encode(), git.stdout)
+        # The discovery document was kept on disk, privately, for the next process.
+        cache = os.path.join(self.home, ".cache", "tokenbroker")
+        kept = [n for n in os.listdir(cache) if n.startswith("discovery-")]
+        self.assertEqual(len(kept), 1, kept)
+        self.assertEqual(os.stat(os.path.join(cache, kept[0])).st_mode & 0o777, 0o600)
         self.assert_clean(r, t, git, extra=[record["refresh_token"]])
 
     def test_browser_sign_in_sends_nonce_and_pkce(self):
@@ -171,19 +176,20 @@ hosts = git.corp.test
         self.assertEqual(len(set([first] + tokens)), 6, "each refresh rotates, and the newest is stored")
 
     def test_a_dead_refresh_token_names_the_server_and_login(self):
-        self.use(self.rotating)
+        self.use(self.rotating, broker="agent = off")
         self.assertEqual(self.device_login().returncode, 0)
         item = self.items_of_kind("refresh-token", "corp")[0]
         old = item["secret"]
         self.assertEqual(self.run_broker("token", "get", "corp", "--force-refresh").returncode, 0)
+        self.kill_agent()  # nothing holds the store while the test edits it
         # Put the redeemed (now dead) refresh token back, as a stale copy would be.
         attrs = []
         for k, v in item["attributes"].items():
             attrs += [k, v]
         s = self.bus.secret_tool("store", "--label", item.get("label", "tokenbroker"), *attrs, input=old)
         self.assertEqual(s.returncode, 0, s.stderr)
-        self.kill_agent()
-        t = self.run_broker("token", "get", "corp", "--force-refresh")
+        self.assertEqual([i["secret"] for i in self.items_of_kind("refresh-token", "corp")], [old])
+        t = self.run_broker("token", "get", "corp", "--force-refresh", "--verbose")
         self.assertEqual(t.returncode, 3, t.stderr)
         self.assertIn(b"tokenbroker login corp", t.stderr)
         self.assertIn(b"127.0.0.1:%d" % self.glw.port, t.stderr)
