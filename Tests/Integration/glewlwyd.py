@@ -161,7 +161,7 @@ class Glewlwyd:
             "refresh-token-one-use": "always" if one_use else "never",
             "allow-non-oidc": False, "auth-type-code-enabled": True, "auth-type-token-enabled": False,
             "auth-type-id-token-enabled": True, "auth-type-none-enabled": True, "auth-type-password-enabled": False,
-            "auth-type-client-enabled": False, "auth-type-refresh-enabled": True, "auth-type-device-enabled": True,
+            "auth-type-client-enabled": True, "auth-type-refresh-enabled": True, "auth-type-device-enabled": True,
             "device-authorization-expiration": 120, "device-authorization-interval": 1,
             "pkce-allowed": True, "pkce-method-plain-allowed": False,
             "introspection-revocation-allowed": True, "introspection-revocation-allow-target-client": True,
@@ -176,16 +176,18 @@ class Glewlwyd:
     def issuer(self, plugin):
         return "%s/api/%s" % (self.base, plugin)
 
-    def client(self, client_id, secret=None, redirect_uris=(), methods=None):
+    def client(self, client_id, secret=None, redirect_uris=(), methods=("client_secret_basic", "client_secret_post")):
         """A client for the authorization code, device and refresh grants; `secret` None is a
-        public client; `methods` the `token_endpoint_auth_method` (e.g. "client_secret_basic")."""
+        public client. A confidential one authenticates only as `methods` (its
+        `token_endpoint_auth_method`: without one, Glewlwyd refuses every authentication), and may
+        revoke its tokens (`client_credentials`)."""
+        types = ["code", "device_authorization", "refresh_token"]
         body = {"client_id": client_id, "name": client_id, "enabled": True, "confidential": secret is not None,
-                "redirect_uri": list(redirect_uris),
-                "authorization_type": ["code", "device_authorization", "refresh_token"], "scope": []}
+                "redirect_uri": list(redirect_uris), "authorization_type": types, "scope": []}
         if secret is not None:
             body["client_secret"] = secret
-        if methods:
-            body["token_endpoint_auth_method"] = methods
+            body["token_endpoint_auth_method"] = list(methods)
+            types.append("client_credentials")
         self.api("POST", "/api/client/", body)
 
     # --- the user's side

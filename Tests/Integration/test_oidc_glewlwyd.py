@@ -24,6 +24,11 @@ from flows import BrowserFlows, FlowTestCase
 from harness import TOKENBROKER
 
 PUBLIC = "tb-public"
+BASIC_ONLY = "tb-basic"
+POST_ONLY = "tb-post"
+# Glewlwyd 2.7.5 does not form-decode HTTP Basic credentials (RFC 6749 §2.3.1 says it must): a
+# secret with ':', '%' or '+' fails there whoever encodes it right, so this one has none.
+SECRET = "s3cret-SENTINEL.value_1"
 CODE = re.compile(rb"enter the code ([A-Za-z0-9-]+)")
 
 
@@ -41,6 +46,8 @@ class GlewlwydTest(BrowserFlows, FlowTestCase):
         cls.rolling = cls.glw.plugin("rolling", rolling=True)
         cls.rotating = cls.glw.plugin("rotating", rolling=False, one_use=True)
         cls.glw.client(PUBLIC, redirect_uris=[cls.redirect_uri])
+        cls.glw.client(BASIC_ONLY, SECRET, [cls.redirect_uri], methods=["client_secret_basic"])
+        cls.glw.client(POST_ONLY, SECRET, [cls.redirect_uri], methods=["client_secret_post"])
 
     @classmethod
     def tearDownClass(cls):
@@ -51,14 +58,15 @@ class GlewlwydTest(BrowserFlows, FlowTestCase):
         super().setUp()
         self.use(self.rolling)
 
-    def use(self, issuer, extra="", broker=""):
+    def use(self, issuer, extra="", broker="", client=PUBLIC):
+        self.client_id = client
         self.issuer = issuer
         self.plugin_name = issuer.rsplit("/", 1)[1]
         self.write_config(self.default_config(extra_broker=broker) + f"""
 [account corp]
 provider = oidc
 issuer = {issuer}
-client-id = {PUBLIC}
+client-id = {client}
 redirect-port = {self.redirect_port}
 hosts = git.corp.test
 {extra}
@@ -81,7 +89,7 @@ hosts = git.corp.test
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
         self.assertTrue(found.wait(60), bytes(seen))
-        self.glw.approve_device(self.plugin_name, CODE.search(seen).group(1).decode(), PUBLIC)
+        self.glw.approve_device(self.plugin_name, CODE.search(seen).group(1).decode(), self.client_id)
         out = p.stdout.read()
         p.wait(60)
         reader.join(10)
@@ -99,7 +107,7 @@ hosts = git.corp.test
             time.sleep(0.05)
         with open(url_file) as f:
             url = f.read()
-        location = self.glw.authorize(url, PUBLIC)
+        location = self.glw.authorize(url, self.client_id)
         self.assertTrue(location.startswith(self.redirect_uri), location)
         parts = urllib.parse.urlsplit(location)
         import http.client
@@ -212,6 +220,30 @@ hosts = git.corp.test
         self.assert_clean(r, extra=[rt])
         t = self.run_broker("token", "get", "corp")
         self.assertEqual(t.returncode, 3, t.stderr)
+
+    def test_a_basic_only_confidential_client_signs_in_refreshes_and_revokes(self):
+        """The default with a secret is client_secret_basic: a Basic-only client works at the
+        device authorization, token and revocation endpoints, and the grant ends at Glewlwyd."""
+        self.use(self.rolling, extra="client-secret = " + SECRET, client=BASIC_ONLY)
+        r = self.device_login()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        t = self.run_broker("token", "get", "corp", "--force-refresh")
+        self.assertEqual(t.returncode, 0, t.stderr)
+        rt = self.stored()["refresh_token"]
+        v = self.run_broker("revoke", "corp")
+        self.assertEqual(v.returncode, 0, v.stderr)
+        self.assertEqual(v.stderr, b"tokenbroker: revoked at 127.0.0.1:%d; signed out locally\n" % self.glw.port)
+        self.assertFalse(self.glw.introspect("rolling", rt, BASIC_ONLY, SECRET))
+        self.assert_clean(r, t, v, extra=[rt, SECRET])
+
+    def test_a_post_only_client_with_client_auth_post_signs_in_by_browser(self):
+        self.use(self.rolling, extra="client-secret = %s\nclient-auth = client_secret_post" % SECRET, client=POST_ONLY)
+        r, _, redirect = self.browser_login()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.stored().get("identity"), "alice@example.test")
+        t = self.run_broker("token", "get", "corp", "--force-refresh")
+        self.assertEqual(t.returncode, 0, t.stderr)
+        self.assert_clean(r, t, extra=[self.stored()["refresh_token"], SECRET, redirect.get("code", [""])[0]])
 
     def test_a_document_naming_another_issuer_is_refused_before_sign_in(self):
         self.use(self.rolling + "/")  # the document says ".../rolling": not byte for byte the same
