@@ -1,3 +1,4 @@
+internal import CBrokerShims
 import BrokerWire
 import Glibc
 
@@ -63,15 +64,14 @@ extension SocketLoop {
   @discardableResult
   func acceptAll() -> Bool {
     while true {
-      let fd = accept(listenFD, nil, nil)
+      // accept4(SOCK_CLOEXEC | SOCK_NONBLOCK): one call, no window, no two `fcntl`s.
+      let fd = cbroker_accept_cloexec_nonblock(listenFD)
       if fd < 0 {
         if errno == EINTR || errno == ECONNABORTED { continue }
         if errno == EAGAIN || errno == EWOULDBLOCK { return true }
         log("accept failed (\(String(cString: strerror(errno))))")
         return false
       }
-      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
       guard let peer = PeerCheck.peer(of: fd), peer.uid == expectedUID else {
         let who = PeerCheck.peer(of: fd).map { "uid \($0.uid) (pid \($0.pid))" } ?? "an unknown peer"
         log("refused a connection from \(who): only uid \(expectedUID) may use this agent")
