@@ -16,7 +16,8 @@ public struct TokenCacheKey: Sendable, Hashable {
 /// The agent's access tokens in memory, with single-flight refresh (interface.md §8).
 ///
 /// - A token is served from memory while it stays valid for `needed` more seconds
-///   (max(`refresh-margin`, `--min-valid`)), unless the caller forces a refresh.
+///   (max(`refresh-margin` capped at half its lifetime, `--min-valid`): `ExpiryPolicy`), unless
+///   the caller forces a refresh.
 /// - Otherwise one fetch per key runs (`fetch`: the `TokenService`, which stores a rotated refresh
 ///   token before it returns the access token); every caller for that key arriving meanwhile,
 ///   `--force-refresh` ones included, awaits that fetch. Fetches of one account run one after the
@@ -49,12 +50,21 @@ public actor TokenCache {
   /// An access token for `key`, from memory or from the one running (or a new) fetch.
   /// - Parameters:
   ///   - account: the account's current configuration.
-  ///   - needed: seconds the token must stay valid to be served from memory.
+  ///   - needed: seconds a cached token must stay valid to be served from memory.
   ///   - forceRefresh: skip memory (a running fetch is still shared).
   ///   - fetch: obtains a token; its argument is `forceRefresh` of the caller that started it.
   /// - Throws: what `fetch` throws, to every caller sharing it.
   public func token(
     for key: TokenCacheKey, account: AccountConfig, needed: Int64, forceRefresh: Bool,
+    fetch: @escaping @Sendable (_ forceRefresh: Bool) async throws -> IssuedToken
+  ) async throws -> IssuedToken {
+    try await token(for: key, account: account, needed: { _ in needed }, forceRefresh: forceRefresh, fetch: fetch)
+  }
+
+  /// As `token(for:account:needed:forceRefresh:fetch:)`, with `needed` computed for each cached
+  /// token (its lifetime caps the refresh margin: `ExpiryPolicy`).
+  public func token(
+    for key: TokenCacheKey, account: AccountConfig, needed: @Sendable (IssuedToken) -> Int64, forceRefresh: Bool,
     fetch: @escaping @Sendable (_ forceRefresh: Bool) async throws -> IssuedToken
   ) async throws -> IssuedToken {
     if !forceRefresh, let token = cached(key, account: account, needed: needed) { return token }
@@ -65,7 +75,13 @@ public actor TokenCache {
   /// The token cached for `key` when it is still valid for `needed` seconds and was obtained
   /// under `account`'s current configuration; nil otherwise (nothing is started).
   public func cached(_ key: TokenCacheKey, account: AccountConfig, needed: Int64) -> IssuedToken? {
-    guard let entry = entries[key], entry.account == account, entry.token.expiresOn - time.now >= needed else {
+    cached(key, account: account, needed: { _ in needed })
+  }
+
+  /// As `cached(_:account:needed:)`, with `needed` computed for the cached token.
+  public func cached(_ key: TokenCacheKey, account: AccountConfig, needed: @Sendable (IssuedToken) -> Int64) -> IssuedToken? {
+    guard let entry = entries[key], entry.account == account, entry.token.expiresOn - time.now >= needed(entry.token)
+    else {
       return nil
     }
     return entry.token

@@ -45,7 +45,8 @@ struct SharedTokenSource: AccessTokenSource {
   ) async throws -> IssuedToken {
     let account = try config.requireAccount(name)
     let requested = scopes.flatMap { $0.isEmpty ? nil : $0 } ?? ScopeSet(account.scopes)
-    let needed = Int64(max(config.settings.refreshMargin, minValid ?? 0))
+    let margin = config.settings.refreshMargin
+    let needed: @Sendable (IssuedToken) -> Int64 = { t in ExpiryPolicy.needed(refreshMargin: margin, minValid: minValid, lifetime: t.lifetime) }
     let key = TokenCacheKey(account: name, scopes: requested)
     let token: IssuedToken
     let fetched = diagnostics.isOn ? Flag() : nil

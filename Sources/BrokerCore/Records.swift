@@ -59,7 +59,8 @@ public struct RefreshTokenRecord: Sendable, Equatable {
 }
 
 /// The document stored for `kind = access-token`:
-/// `{"v":1,"access_token":…,"expires_on":…,"scopes":[…]}`.
+/// `{"v":1,"access_token":…,"expires_on":…,"scopes":[…],"obtained_at":…}` (`obtained_at` absent in
+/// documents written before it was kept).
 public struct AccessTokenRecord: Sendable, Equatable {
   public var accessToken: Secret
   /// Unix seconds when the access token expires.
@@ -68,13 +69,21 @@ public struct AccessTokenRecord: Sendable, Equatable {
   public var scopes: [String]
   /// `Bearer` for every provider today.
   public var tokenType: String
+  /// Unix seconds when the token was obtained, or nil when unknown.
+  public var obtainedAt: Int64?
 
-  public init(accessToken: Secret, expiresOn: Int64, scopes: [String], tokenType: String = "Bearer") {
+  public init(
+    accessToken: Secret, expiresOn: Int64, scopes: [String], tokenType: String = "Bearer", obtainedAt: Int64? = nil
+  ) {
     self.accessToken = accessToken
     self.expiresOn = expiresOn
     self.scopes = scopes
     self.tokenType = tokenType
+    self.obtainedAt = obtainedAt
   }
+
+  /// Seconds from `obtainedAt` to `expiresOn`, or nil when unknown.
+  public var lifetime: Int64? { obtainedAt.map { expiresOn - $0 } }
 
   private struct Document: Codable {
     var v: Int
@@ -82,12 +91,15 @@ public struct AccessTokenRecord: Sendable, Equatable {
     var expires_on: Int64
     var scopes: [String]
     var token_type: String?
+    var obtained_at: Int64?
   }
 
   public func encoded() -> Secret {
     Secret(
       JSONText.encode(
-        Document(v: 1, access_token: accessToken.revealed, expires_on: expiresOn, scopes: scopes, token_type: tokenType)))
+        Document(
+          v: 1, access_token: accessToken.revealed, expires_on: expiresOn, scopes: scopes, token_type: tokenType,
+          obtained_at: obtainedAt)))
   }
 
   /// - Throws: `StoreError.corrupt` naming `item`.
@@ -96,7 +108,8 @@ public struct AccessTokenRecord: Sendable, Equatable {
       throw StoreError.corrupt(item: item)
     }
     return AccessTokenRecord(
-      accessToken: Secret(d.access_token), expiresOn: d.expires_on, scopes: d.scopes, tokenType: d.token_type ?? "Bearer")
+      accessToken: Secret(d.access_token), expiresOn: d.expires_on, scopes: d.scopes, tokenType: d.token_type ?? "Bearer",
+      obtainedAt: d.obtained_at)
   }
 }
 

@@ -109,11 +109,15 @@ public struct IssuedToken: Sendable {
   public var scopes: [String]
   /// The signed-in identity stored with the refresh token, if known.
   public var identity: String?
+  /// Unix seconds when the token was obtained from the provider, or nil when unknown; with
+  /// `expiresOn` it gives the lifetime that caps the refresh margin (`ExpiryPolicy`).
+  public var obtainedAt: Int64?
 
   public init(
     account: String, provider: ProviderKind, tokenType: String = "Bearer", accessToken: Secret, expiresOn: Int64,
-    scopes: [String], identity: String?
+    scopes: [String], identity: String?, obtainedAt: Int64? = nil
   ) {
+    self.obtainedAt = obtainedAt
     self.account = account
     self.provider = provider
     self.tokenType = tokenType
@@ -122,6 +126,9 @@ public struct IssuedToken: Sendable {
     self.scopes = scopes
     self.identity = identity
   }
+
+  /// Seconds from `obtainedAt` to `expiresOn`, or nil when unknown.
+  public var lifetime: Int64? { obtainedAt.map { expiresOn - $0 } }
 }
 
 /// One line of `tokenbroker accounts`.

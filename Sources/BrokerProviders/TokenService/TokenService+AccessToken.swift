@@ -2,7 +2,9 @@ import BrokerCore
 
 extension TokenService {
   /// `token get` and git `get`: an access token for `scopes` (default: the account's) valid for at
-  /// least max(`refresh-margin`, `minValid`) seconds, from the cache or by a silent refresh.
+  /// least max(`refresh-margin` capped at half the token's lifetime, `minValid`) seconds
+  /// (`ExpiryPolicy`), from the cache or by a silent refresh; the first token of a scope set after
+  /// a sign-in warns when it lives shorter than `refresh-margin`.
   ///
   /// A rotated refresh token is stored before the access token is cached or returned; a reply
   /// without one (or with `""`) keeps the stored token (B08, B11). A token that expires within
@@ -27,17 +29,20 @@ extension TokenService {
       throw ConfigError.invalid(
         file: "config", group: "account \(name)", key: "scopes", problem: "empty; list the scopes to request, or pass --scope")
     }
-    let needed = Int64(max(config.settings.refreshMargin, minValid ?? 0))
+    // Each token's margin is capped at half its lifetime (ExpiryPolicy).
+    let needed = { (r: AccessTokenRecord) in
+      ExpiryPolicy.needed(refreshMargin: self.config.settings.refreshMargin, minValid: minValid, lifetime: r.lifetime)
+    }
     let before = try await loadAccessRecord(name, requested)
     let what = "'\(name)' [\(requested.items.joined(separator: " "))]"
-    if !forceRefresh, let before, before.expiresOn - time.now >= needed {
-      diagnostics.note("cache hit for \(what): \(before.expiresOn - time.now) s left (\(needed) s needed)")
+    if !forceRefresh, let before, before.expiresOn - time.now >= needed(before) {
+      diagnostics.note("cache hit for \(what): \(before.expiresOn - time.now) s left (\(needed(before)) s needed)")
       return try await fromCache(before, account: account, requested: requested)
     }
     diagnostics.note(
       "refreshing \(what): "
         + (forceRefresh
-          ? "--force-refresh" : before.map { "cached token has \($0.expiresOn - time.now) s left, \(needed) s needed" }
+          ? "--force-refresh" : before.map { "cached token has \($0.expiresOn - time.now) s left, \(needed($0)) s needed" }
             ?? "no cached token"))
 
     let provider = try makeProvider(account)  // only now: a cached token needs no provider
@@ -46,13 +51,13 @@ extension TokenService {
       diagnostics.note("took the refresh lock of '\(name)' after \(Diagnostics.milliseconds(since: waiting)) ms")
       // Another process may have refreshed while this one waited for the lock: its token is as
       // fresh as this refresh would make one (also for --force-refresh, whose own token it replaces).
-      if let stored = try await loadAccessRecord(name, requested), stored.expiresOn - time.now >= needed,
+      if let stored = try await loadAccessRecord(name, requested), stored.expiresOn - time.now >= needed(stored),
         !forceRefresh || stored.accessToken != before?.accessToken
       {
         diagnostics.note("another process refreshed \(what) meanwhile; using its token (\(stored.expiresOn - time.now) s left)")
         return try await fromCache(stored, account: account, requested: requested)
       }
-      let token = try await refreshLocked(provider, account: account, requested: requested)
+      let token = try await refreshLocked(provider, account: account, requested: requested, firstForScopes: before == nil)
       diagnostics.note("refreshed \(what): the new token is valid for \(token.expiresOn - time.now) s")
       return token
     }
@@ -71,13 +76,15 @@ extension TokenService {
     }
     return IssuedToken(
       account: name, provider: account.provider, tokenType: cached.tokenType, accessToken: cached.accessToken,
-      expiresOn: cached.expiresOn, scopes: requested.items, identity: record.identity)
+      expiresOn: cached.expiresOn, scopes: requested.items, identity: record.identity, obtainedAt: cached.obtainedAt)
   }
 
   /// Re-reads the stored refresh token, refreshes and stores: under the account's refresh lock.
-  private func refreshLocked(_ provider: any OAuthProvider, account: AccountConfig, requested: ScopeSet) async throws
-    -> IssuedToken
-  {
+  /// - Parameter firstForScopes: no token was cached for `requested` (the first since the sign-in):
+  ///   a short lifetime is warned about then.
+  private func refreshLocked(
+    _ provider: any OAuthProvider, account: AccountConfig, requested: ScopeSet, firstForScopes: Bool
+  ) async throws -> IssuedToken {
     let name = account.name
     var attempts = 0
     while true {
@@ -88,7 +95,9 @@ extension TokenService {
       let (grant, used) = try await refreshHandlingRejection(provider, record, account: account, scopes: requested)
       do {
         let identity = try await storeRotated(grant, previous: used, account: account)
-        return try await issue(grant, identity: identity, requested: requested, account: account)
+        let token = try await issue(grant, identity: identity, requested: requested, account: account)
+        if firstForScopes { warnIfShortLived(token) }
+        return token
       } catch is SignInChanged {
         // A new sign-in finished during the refresh: refresh again with its token, once.
         if attempts < 2 { continue }
@@ -108,7 +117,7 @@ extension TokenService {
     }
     let token = IssuedToken(
       account: name, provider: account.provider, tokenType: grant.tokenType, accessToken: grant.accessToken,
-      expiresOn: grant.expiresOn, scopes: requested.items, identity: identity)
+      expiresOn: grant.expiresOn, scopes: requested.items, identity: identity, obtainedAt: time.now)
     await cacheAccessToken(token, account)
     return token
   }

@@ -72,8 +72,11 @@ extension TokenService {
     try await dropAccessTokens(account: name)
     let token = IssuedToken(
       account: name, provider: account.provider, tokenType: grant.tokenType, accessToken: grant.accessToken,
-      expiresOn: grant.expiresOn, scopes: scopes.items, identity: identity?.display)
-    if grant.expiresOn > time.now { await cacheAccessToken(token, account) }
+      expiresOn: grant.expiresOn, scopes: scopes.items, identity: identity?.display, obtainedAt: time.now)
+    if grant.expiresOn > time.now {
+      warnIfShortLived(token)
+      await cacheAccessToken(token, account)
+    }
     return token
   }
 }

@@ -93,11 +93,23 @@ public struct TokenService: Sendable {
     }
   }
 
+  /// Warns when `token` lives shorter than `refresh-margin` (`ExpiryPolicy`); called when a token
+  /// is obtained for a scope set that had none cached, i.e. once per sign-in and scope set (a
+  /// sign-in drops the cached tokens).
+  func warnIfShortLived(_ token: IssuedToken) {
+    guard let lifetime = token.lifetime,
+      let warning = ExpiryPolicy.shortLifetimeWarning(
+        account: token.account, lifetime: lifetime, refreshMargin: config.settings.refreshMargin)
+    else { return }
+    warn(warning)
+  }
+
   /// Caches `token`; a failure is only a warning (the token is good either way).
   func cacheAccessToken(_ token: IssuedToken, _ account: AccountConfig) async {
     let key = ItemKey.accessToken(account.name, ScopeSet(token.scopes))
     let record = AccessTokenRecord(
-      accessToken: token.accessToken, expiresOn: token.expiresOn, scopes: token.scopes, tokenType: token.tokenType)
+      accessToken: token.accessToken, expiresOn: token.expiresOn, scopes: token.scopes, tokenType: token.tokenType,
+      obtainedAt: token.obtainedAt)
     do {
       try await store.save(key, label: label(key, account), secret: record.encoded())
     } catch {
