@@ -4,7 +4,8 @@
 /// A token must have `refresh-margin` seconds left, capped at half its lifetime: with tokens that
 /// live less than twice the margin (a provider issuing 200 s tokens under the default 300 s), the
 /// uncapped rule would refresh on every call. `--min-valid` is never capped: it is what the caller
-/// needs, and a fresh token that cannot meet it is handed out all the same.
+/// needs, and a fresh token that cannot meet it is handed out all the same. Whatever the settings,
+/// a cached token needs at least 1 s left: one at its expiry second is never handed out.
 public enum ExpiryPolicy {
   /// Seconds a token must have left to be handed out without a refresh.
   /// - Parameters:
@@ -15,7 +16,7 @@ public enum ExpiryPolicy {
   public static func needed(refreshMargin: Int, minValid: Int?, lifetime: Int64?) -> Int64 {
     var margin = Int64(refreshMargin)
     if let lifetime, lifetime > 0 { margin = min(margin, lifetime / 2) }
-    return max(margin, Int64(minValid ?? 0))
+    return max(margin, Int64(minValid ?? 0), 1)
   }
 
   /// The warning, once per sign-in and scope set, for a token whose `lifetime` (seconds) is below

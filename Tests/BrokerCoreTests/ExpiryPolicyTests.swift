@@ -10,6 +10,11 @@ import Testing
     #expect(ExpiryPolicy.needed(refreshMargin: 300, minValid: nil, lifetime: 0) == 300)
   }
 
+  @Test func aTokenAtItsExpirySecondIsNeverGoodEnough() {
+    #expect(ExpiryPolicy.needed(refreshMargin: 300, minValid: nil, lifetime: 1) == 1)
+    #expect(ExpiryPolicy.needed(refreshMargin: 0, minValid: nil, lifetime: 3600) == 1)
+  }
+
   @Test func minValidIsNeverCapped() {
     #expect(ExpiryPolicy.needed(refreshMargin: 300, minValid: 250, lifetime: 200) == 250)
     #expect(ExpiryPolicy.needed(refreshMargin: 300, minValid: 50, lifetime: 200) == 100)

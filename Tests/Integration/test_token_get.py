@@ -107,13 +107,17 @@ class TokenGetCacheTest(FlowTestCase):
 
 
 class SilentRefreshTest(FlowTestCase):
-    """Tokens live 200 s, less than refresh-margin (300): every `token get` must refresh."""
+    """Tokens live 200 s, less than refresh-margin (300), and the cached one is made old
+    (`age_cached_tokens`: obtained an hour before its expiry, so its capped margin is the full
+    300 s): every `token get` must refresh. Without the agent, so the store's record is what counts."""
     emulator_options = {"device_code_interval": 1, "access_token_lifetime": 200}
 
     def setUp(self):
         super().setUp()
+        self.write_config(self.default_config(extra_broker="agent = off"))
         self.rt = self.signed_in()
         self.login_token = self.cached_access_tokens()[USER_READ]
+        self.age_cached_tokens()
 
     def test_refresh_rotates_and_stores_the_new_refresh_token(self):
         """B08/B11: the emulator receives the stored refresh token; the rotated one is stored
@@ -168,6 +172,7 @@ class SilentRefreshTest(FlowTestCase):
             for old in seen:
                 self.assertNotIn(old.encode(), r.stdout)
             seen.add(reply["access_token"])
+            self.age_cached_tokens()
         self.assertEqual(len(self.refresh_requests()), 2)
 
     def test_provider_unreachable_hands_out_nothing(self):

@@ -19,6 +19,7 @@ class RefreshFailureTest(FlowTestCase):
     def setUp(self):
         super().setUp()
         self.rt = self.signed_in()
+        self.age_cached_tokens()  # the login's 200 s token is inside the margin: calls refresh
 
     def token_get(self, *args, timeout=60):
         return self.run_broker("token", "get", "work", *args, timeout=timeout)
