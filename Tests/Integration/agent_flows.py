@@ -105,15 +105,6 @@ class AgentTestCase(FlowTestCase):
         fields = dict(line.split("=", 1) for line in result.stdout.decode().splitlines())
         return fields["password"]
 
-    def signed_in_with_expired_token(self):
-        """A device-code login whose cached access token has expired (it lived 1 s), then access
-        tokens that live an hour again. Returns the stored refresh token."""
-        self.emu.configure(access_token_lifetime=1)
-        rt = self.signed_in()
-        self.emu.configure(access_token_lifetime=3600)
-        time.sleep(1.2)
-        return rt
-
     def active_refresh_tokens(self):
         return [t["token"] for t in self.emu.state()["refresh_tokens"] if t["state"] == "active"]
 

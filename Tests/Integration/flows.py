@@ -110,17 +110,14 @@ class FlowTestCase(BrokerTestCase):
         return {i["attributes"].get("scopes"): json.loads(i["secret"])["access_token"]
                 for i in self.items_of_kind("access-token", account)}
 
-    def age_cached_tokens(self):
-        """Rewrites each cached access-token item as if obtained 3600 s before its expiry: its
-        refresh margin is then the full `refresh-margin` (a fresh token's is capped at half its
-        lifetime, `ExpiryPolicy`), so a short-lived token the login cached is inside it."""
-        for item in self.items_of_kind("access-token"):
-            doc = json.loads(item["secret"])
-            doc["obtained_at"] = doc["expires_on"] - 3600
-            attributes = sum(([k, v] for k, v in item["attributes"].items()), [])
-            self.assertEqual(self.bus.secret_tool("clear", *attributes).returncode, 0)
-            r = self.bus.secret_tool("store", "--label", item["label"], *attributes, input=json.dumps(doc))
-            self.assertEqual(r.returncode, 0, r.stderr)
+    def signed_in_with_expired_token(self, lifetime=3600):
+        """A device-code login whose cached access token has expired (it lived 1 s), then access
+        tokens that live `lifetime` seconds again. Returns the stored refresh token."""
+        self.emu.configure(access_token_lifetime=1)
+        rt = self.signed_in()
+        self.emu.configure(access_token_lifetime=lifetime)
+        time.sleep(1.2)
+        return rt
 
     # --- emulator
 

@@ -107,17 +107,15 @@ class TokenGetCacheTest(FlowTestCase):
 
 
 class SilentRefreshTest(FlowTestCase):
-    """Tokens live 200 s, less than refresh-margin (300), and the cached one is made old
-    (`age_cached_tokens`: obtained an hour before its expiry, so its capped margin is the full
-    300 s): every `token get` must refresh. Without the agent, so the store's record is what counts."""
+    """Tokens live 200 s, less than refresh-margin (300); the login's token has expired (it lived
+    1 s), so the first call must refresh. Without the agent, so the store's record is what counts."""
     emulator_options = {"device_code_interval": 1, "access_token_lifetime": 200}
 
     def setUp(self):
         super().setUp()
         self.write_config(self.default_config(extra_broker="agent = off"))
-        self.rt = self.signed_in()
+        self.rt = self.signed_in_with_expired_token(200)
         self.login_token = self.cached_access_tokens()[USER_READ]
-        self.age_cached_tokens()
 
     def test_refresh_rotates_and_stores_the_new_refresh_token(self):
         """B08/B11: the emulator receives the stored refresh token; the rotated one is stored
@@ -161,9 +159,10 @@ class SilentRefreshTest(FlowTestCase):
         self.assertIn(b"empty refresh_token", results[0].stderr)
 
     def test_token_inside_the_margin_is_never_handed_out(self):
-        """B14: the login's token (200 s left < 300 s margin) is refreshed, not handed out, by
-        `token get` and git `get`, each time."""
+        """B14: a cached token past its expiry is refreshed, not handed out, by `token get` and
+        git `get`, each time (the first call's token lives 1 s and has expired before the second)."""
         seen = {self.login_token}
+        self.emu.configure(access_token_lifetime=1)
         for args, stdin in ((("token", "get", "work"), b""), (("get",), GIT_GET)):
             r = self.run_broker(*args, input=stdin, timeout=30)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -172,7 +171,7 @@ class SilentRefreshTest(FlowTestCase):
             for old in seen:
                 self.assertNotIn(old.encode(), r.stdout)
             seen.add(reply["access_token"])
-            self.age_cached_tokens()
+            time.sleep(1.2)
         self.assertEqual(len(self.refresh_requests()), 2)
 
     def test_provider_unreachable_hands_out_nothing(self):

@@ -18,8 +18,7 @@ class RefreshFailureTest(FlowTestCase):
 
     def setUp(self):
         super().setUp()
-        self.rt = self.signed_in()
-        self.age_cached_tokens()  # the login's 200 s token is inside the margin: calls refresh
+        self.rt = self.signed_in_with_expired_token(200)  # so the first call refreshes
 
     def token_get(self, *args, timeout=60):
         return self.run_broker("token", "get", "work", *args, timeout=timeout)
