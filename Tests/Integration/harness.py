@@ -334,7 +334,8 @@ hosts = git.example.test
     # --- keyring inspection
 
     def keyring_items(self, account=None):
-        """(attributes, secret) of every tokenbroker item, via secret-tool."""
+        """(attributes, secret, label, schema) of every tokenbroker item, via secret-tool. secret-tool
+        prints `xdg:schema` as `schema`, not among the attributes."""
         args = ["search", "--all", "application", "tokenbroker"]
         if account:
             args += ["account", account]
@@ -353,9 +354,20 @@ hosts = git.example.test
                     current["attributes"][k[len("attribute."):]] = v
                 elif k == "secret":
                     current["secret"] = v
-                elif k == "label":
-                    current["label"] = v
+                elif k in ("label", "schema"):
+                    current[k] = v
         return items
+
+    def put_back(self, item, secret):
+        """Stores `secret` as `item` (from `keyring_items`) again with secret-tool, replacing it, as a
+        stale copy would be: its attributes and its `xdg:schema`, which secret-tool lists apart.
+        Without that attribute gnome-keyring may name the item `org.freedesktop.Secret.Generic`
+        (it does when it has re-read the keyring file since the item was written), and such an item
+        is not of tokenbroker's schema (interface.md §7)."""
+        attributes = sum(([k, v] for k, v in item["attributes"].items()), [])
+        r = self.bus.secret_tool("store", "--label", item.get("label", "tokenbroker"),
+                                 "xdg:schema", item.get("schema", "org.tokenbroker.Secret"), *attributes, input=secret)
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     def assert_no_leak(self, *secrets, outputs=()):
         """No secret appears in the given outputs or in any keyring attribute or label."""

@@ -64,11 +64,9 @@ class LogoutBurstTest(KeyringTestCase):
         self.write_config(self.default_config(extra_broker="agent = off"))
         self.signed_in()
         stored = [i for i in self.keyring_items("work") if i["attributes"].get("kind") == "refresh-token"][0]
-        attributes = sum(([k, v] for k, v in stored["attributes"].items()), [])
         outcomes = {}
         for round in range(8):
-            r = self.bus.secret_tool("store", "--label", stored["label"], *attributes, input=stored["secret"])
-            self.assertEqual(r.returncode, 0, r.stderr)
+            self.put_back(stored, stored["secret"])
             procs = [subprocess.Popen([TOKENBROKER, "token", "get", "work"] + ["--force-refresh"] * (i % 2),
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env())
                      for i in range(8)]

@@ -191,13 +191,10 @@ hosts = git.corp.test
         self.assertEqual(self.run_broker("token", "get", "corp", "--force-refresh").returncode, 0)
         self.kill_agent()  # nothing holds the store while the test edits it
         # Put the redeemed (now dead) refresh token back, as a stale copy would be.
-        attrs = []
-        for k, v in item["attributes"].items():
-            attrs += [k, v]
-        s = self.bus.secret_tool("store", "--label", item.get("label", "tokenbroker"), *attrs, input=old)
-        self.assertEqual(s.returncode, 0, s.stderr)
-        self.assertEqual([i["secret"] for i in self.items_of_kind("refresh-token", "corp")], [old])
-        t = self.run_broker("token", "get", "corp", "--force-refresh", "--verbose")
+        self.put_back(item, old)
+        self.assertEqual([(i["secret"], i.get("schema")) for i in self.items_of_kind("refresh-token", "corp")],
+                         [(old, "org.tokenbroker.Secret")])
+        t = self.run_broker("token", "get", "corp", "--force-refresh")
         self.assertEqual(t.returncode, 3, t.stderr)
         self.assertIn(b"tokenbroker login corp", t.stderr)
         self.assertIn(b"127.0.0.1:%d" % self.glw.port, t.stderr)
