@@ -362,8 +362,9 @@ hosts = git.example.test
         """Stores `secret` as `item` (from `keyring_items`) again with secret-tool, replacing it, as a
         stale copy would be: its attributes and its `xdg:schema`, which secret-tool lists apart.
         Without that attribute gnome-keyring may name the item `org.freedesktop.Secret.Generic`
-        (it does when it has re-read the keyring file since the item was written), and such an item
-        is not of tokenbroker's schema (interface.md §7)."""
+        (it did each time the store came a second or more after tokenbroker's last write, as if it
+        had re-read its file, which keeps no schema name), and such an item is not of tokenbroker's
+        schema (interface.md §7): "not signed in"."""
         attributes = sum(([k, v] for k, v in item["attributes"].items()), [])
         r = self.bus.secret_tool("store", "--label", item.get("label", "tokenbroker"),
                                  "xdg:schema", item.get("schema", "org.tokenbroker.Secret"), *attributes, input=secret)

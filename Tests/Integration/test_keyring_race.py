@@ -85,5 +85,27 @@ class LogoutBurstTest(KeyringTestCase):
         self.assertEqual(set(outcomes) - {0, 3}, set(), outcomes)
 
 
+class PutBackTest(KeyringTestCase):
+    """A stale copy put back with secret-tool a while after tokenbroker's last write is read, as
+    the Glewlwyd dead-token test needs. secret-tool lists `xdg:schema` apart from the attributes;
+    put back without it, the item came out `org.freedesktop.Secret.Generic` (3 of 3 with a 1-2 s
+    pause; gnome-keyring had re-read its file, which keeps no schema name) and tokenbroker, which
+    reads only its own schema (interface.md §7), said "not signed in"."""
+    emulator_options = {"device_code_interval": 1, "refresh_token_reuse": "accept"}
+
+    def test_an_item_put_back_later_keeps_the_schema_and_is_read(self):
+        self.write_config(self.default_config(extra_broker="agent = off"))
+        self.signed_in()
+        [item] = [i for i in self.keyring_items("work") if i["attributes"].get("kind") == "refresh-token"]
+        self.assertEqual(self.run_broker("token", "get", "work", "--force-refresh").returncode, 0)
+        time.sleep(1.5)  # past the second of that write: the case that failed
+        self.put_back(item, item["secret"])
+        self.assertEqual([(i["secret"], i.get("schema")) for i in self.keyring_items("work")
+                          if i["attributes"].get("kind") == "refresh-token"],
+                         [(item["secret"], "org.tokenbroker.Secret")])
+        r = self.run_broker("token", "get", "work", "--force-refresh")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
