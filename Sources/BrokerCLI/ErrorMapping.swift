@@ -20,6 +20,7 @@ enum ErrorMapping {
     case let e as ProviderError: return Mapped(status: status(of: e), message: e.description)
     case let e as SystemError:
       if case .loginInProgress = e { return Mapped(status: .loginInProgress, message: e.description) }
+      if case .redirectPortTaken = e { return Mapped(status: .loginIncomplete, message: e.description) }
       return Mapped(status: .failure, message: e.description)
     case let e as CredentialCodecError:
       return Mapped(status: .failure, message: "malformed credential request: \(e); nothing was looked up")

@@ -13,6 +13,9 @@ public enum SystemError: Error, Sendable, Equatable, CustomStringConvertible {
   case refreshInProgress(account: String)
   /// The loopback redirect listener cannot be set up: what failed (with `strerror`) and what to do.
   case listener(what: String, remedy: String)
+  /// The fixed `redirect-port` is held by another program on one loopback address (exit 6): a
+  /// browser sent to `localhost` might deliver the authorization code there.
+  case redirectPortTaken(port: Int, address: String)
 
   public var description: String {
     switch self {
@@ -24,6 +27,10 @@ public enum SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     case .refreshInProgress(let account):
       return "another process has been refreshing '\(account)' for minutes; try again, or end that process"
     case .listener(let what, let remedy): return "\(what); \(remedy)"
+    case .redirectPortTaken(let port, let address):
+      return "port \(port) (redirect-port) is in use on \(address), so the sign-in redirect could reach another "
+        + "program; no browser was opened; free port \(port) or choose another redirect-port for the account "
+        + "(or remove it for a random port)"
     }
   }
 }

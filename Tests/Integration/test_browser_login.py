@@ -196,6 +196,28 @@ class AzureBrowserLoginTest(BrowserFlows, FlowTestCase):
         self.assertEqual(self.code_redemptions(), [])
         self.assertEqual(self.keyring_items(), [])
 
+    def test_redirect_port_taken_on_ipv6_loopback_only_exits_6_without_a_browser(self):
+        """Issue 13 item 2: Azure redirects to http://localhost:PORT/, which a browser may try on
+        ::1 first; with redirect-port held on [::1] only by another program, login refuses before
+        any browser starts (exit 6, one line naming the port) instead of serving 127.0.0.1 alone
+        and letting that program receive the code and state."""
+        if not ipv6_loopback():
+            self.skipTest("no IPv6 loopback on this machine: 127.0.0.1 alone is the documented fallback")
+        other = socket.socket(socket.AF_INET6)
+        self.addCleanup(other.close)
+        other.bind(("::1", 0))
+        other.listen(4)
+        port = other.getsockname()[1]
+        self.write_config(self.default_config(extra_account="redirect-port = %d" % port))
+        r, log = self.browser_login(timeout=30)
+        self.assertEqual(r.returncode, 6, r.stderr)
+        lines = self.message_lines(r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("port %d" % port, lines[0])
+        self.assertIn("redirect-port", lines[0])
+        self.assertEqual(self.browser_events(log, "started"), [])
+        self.assertEqual(self.authorize_requests(), [])
+
     def test_second_concurrent_browser_login_exits_7_without_a_browser(self):
         """B07 with the browser flow: while one login waits for its browser, a second exits 7 at
         once, starts no browser and sends nothing to the provider; the first then completes."""

@@ -13,7 +13,8 @@ public enum LoopbackOutcome<Result: Sendable>: Sendable {
 
 /// A one-shot HTTP listener for the OAuth loopback redirect (RFC 8252 §7.3).
 ///
-/// Binds 127.0.0.1 (and ::1 on the same port when asked and possible) at once, so the redirect URI
+/// Binds 127.0.0.1 (and ::1 on the same port when asked, unless the system has no IPv6 loopback)
+/// at once, so the redirect URI
 /// can name the port; `serve` then answers requests until one reply carries a result, the deadline
 /// passes, or the task is cancelled, and closes every socket. Requests are read concurrently (a
 /// browser's idle preconnection never delays the real redirect), each bounded to 16 KiB and 10 s.
@@ -34,7 +35,8 @@ public final class LoopbackListener: Sendable {
   /// - Parameters:
   ///   - port: `redirect-port`, or nil for a random free port.
   ///   - ipv6: also listen on ::1 (Azure's `localhost` redirect may resolve there).
-  /// - Throws: `SystemError.listener` (port in use, no loopback), `.call` (no pipe).
+  /// - Throws: `SystemError.redirectPortTaken` (the fixed port is in use on 127.0.0.1, or on ::1
+  ///   with `ipv6`), `.listener` (no loopback, no random port free on both), `.call` (no pipe).
   public init(port: Int?, ipv6: Bool) throws(SystemError) {
     let opened = try LoopbackSockets.open(port: port, ipv6: ipv6)
     do {

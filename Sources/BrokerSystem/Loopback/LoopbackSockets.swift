@@ -6,27 +6,37 @@ enum LoopbackSockets {
   /// Attempts at finding a random port that is free on both 127.0.0.1 and ::1.
   static let randomPortAttempts = 8
 
-  /// Binds 127.0.0.1 (and, with `ipv6`, ::1 on the same port where it can).
-  /// - Parameter port: a fixed port (`redirect-port`), or nil for one the kernel picks.
+  /// Binds 127.0.0.1 (and, with `ipv6`, ::1 on the same port: a browser sent to `localhost` may
+  /// try either address first, so a port held by another program on one of them would hand it the
+  /// redirect). Only a system without an IPv6 loopback (EADDRNOTAVAIL, EAFNOSUPPORT) is served on
+  /// 127.0.0.1 alone.
+  /// - Parameters:
+  ///   - port: a fixed port (`redirect-port`), or nil for one the kernel picks (free on both).
+  ///   - backlog: `listen`'s queue of connections not yet accepted.
   /// - Returns: the listening descriptors (non-blocking, close-on-exec) and the port.
-  /// - Parameter backlog: `listen`'s queue of connections not yet accepted.
-  /// - Throws: `SystemError.listener` when 127.0.0.1 cannot be bound (the fixed port is taken).
+  /// - Throws: `SystemError.redirectPortTaken` when the fixed port is in use on either address;
+  ///   `.listener` when a socket cannot be set up or no random port is free on both.
   static func open(port: Int?, ipv6: Bool, backlog: Int32 = 16) throws(SystemError) -> (fds: [Int32], port: Int) {
-    var attempts = port == nil ? randomPortAttempts : 1
-    while true {
-      attempts -= 1
+    for _ in 0..<(port == nil ? randomPortAttempts : 1) {
       let v4 = try listenIPv4(port: port ?? 0, backlog: backlog)
       guard ipv6 else { return ([v4.fd], v4.port) }
-      if let v6 = listenIPv6(port: v4.port) { return ([v4.fd, v6], v4.port) }
-      // ::1 has no such port free (or no IPv6 at all): try another random port, else IPv4 only.
-      if attempts <= 0 || !ipv6Available() { return ([v4.fd], v4.port) }
-      close(v4.fd)
+      switch listenIPv6(port: v4.port, backlog: backlog) {
+      case .listening(let v6): return ([v4.fd, v6], v4.port)
+      case .unavailable: return ([v4.fd], v4.port)  // no ::1 at all: localhost can only be 127.0.0.1
+      case .failed(let code):
+        close(v4.fd)
+        if code != EADDRINUSE { throw failure("listen on [::1]:\(v4.port)", port: port ?? 0, code: code) }
+        if port != nil { throw .redirectPortTaken(port: v4.port, address: "[::1]") }
+      }
     }
+    throw .listener(
+      what: "cannot find a port free on both 127.0.0.1 and ::1 for the sign-in redirect",
+      remedy: "set redirect-port for the account to a port free on both")
   }
 
   private static func listenIPv4(port: Int, backlog: Int32) throws(SystemError) -> (fd: Int32, port: Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-    guard fd >= 0 else { throw failure("create a socket", port: port) }
+    guard fd >= 0 else { throw failure("create a socket", port: port, code: errno) }
     var one: Int32 = 1
     _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
     var address = sockaddr_in()
@@ -37,9 +47,10 @@ enum LoopbackSockets {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
     guard bound == 0, listen(fd, backlog) == 0 else {
-      let error = failure("listen on 127.0.0.1:\(port)", port: port)
+      let code = errno
       close(fd)
-      throw error
+      if code == EADDRINUSE && port != 0 { throw .redirectPortTaken(port: port, address: "127.0.0.1") }
+      throw failure("listen on 127.0.0.1:\(port)", port: port, code: code)
     }
     var actual = sockaddr_in()
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -49,10 +60,18 @@ enum LoopbackSockets {
     return (fd, Int(UInt16(bigEndian: actual.sin_port)))
   }
 
-  /// ::1 on `port`, IPv6 only (`IPV6_V6ONLY`), or nil when it cannot be bound.
-  private static func listenIPv6(port: Int) -> Int32? {
+  private enum IPv6Listen {
+    case listening(Int32)
+    /// No IPv6 loopback on this system.
+    case unavailable
+    /// `errno` of the failed call (EADDRINUSE: another program holds the port on ::1).
+    case failed(Int32)
+  }
+
+  /// ::1 on `port`, IPv6 only (`IPV6_V6ONLY`).
+  private static func listenIPv6(port: Int, backlog: Int32) -> IPv6Listen {
     let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-    guard fd >= 0 else { return nil }
+    guard fd >= 0 else { return errno == EAFNOSUPPORT ? .unavailable : .failed(errno) }
     var one: Int32 = 1
     _ = setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
     _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -63,22 +82,16 @@ enum LoopbackSockets {
     let bound = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
     }
-    guard bound == 0, listen(fd, 16) == 0 else {
+    guard bound == 0, listen(fd, backlog) == 0 else {
+      let code = errno
       close(fd)
-      return nil
+      return code == EADDRNOTAVAIL || code == EAFNOSUPPORT ? .unavailable : .failed(code)
     }
-    return fd
+    return .listening(fd)
   }
 
-  /// False when the system has no IPv6 loopback (a socket on ::1 port 0 cannot be bound).
-  private static func ipv6Available() -> Bool {
-    guard let fd = listenIPv6(port: 0) else { return false }
-    close(fd)
-    return true
-  }
-
-  private static func failure(_ what: String, port: Int) -> SystemError {
-    let reason = String(cString: strerror(errno))
+  private static func failure(_ what: String, port: Int, code: Int32) -> SystemError {
+    let reason = String(cString: strerror(code))
     let remedy =
       port == 0
       ? "check that the loopback interface is up"

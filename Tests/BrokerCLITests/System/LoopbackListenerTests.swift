@@ -112,6 +112,43 @@ import Testing
     withExtendedLifetime(first) {}
   }
 
+  /// Issue 13 item 2: `localhost` may resolve to ::1 first, so a fixed port another program holds
+  /// on ::1 only is refused (naming the port) instead of served on 127.0.0.1 alone.
+  @Test func aFixedPortTakenOnIPv6LoopbackOnlyIsRefused() throws {
+    guard let (held, port) = Self.holdIPv6Loopback() else { return }  // no IPv6 loopback here
+    defer { close(held) }
+    let error = #expect(throws: SystemError.self) { try LoopbackListener(port: port, ipv6: true) }
+    #expect(error == .redirectPortTaken(port: port, address: "[::1]"))
+    #expect("\(error!)".contains("port \(port)"))
+    // Without `ipv6` (a 127.0.0.1 redirect) the port is still free where the browser is sent.
+    #expect(try LoopbackListener(port: port, ipv6: false).port == port)
+  }
+
+  @Test func aRandomPortIsFreeOnBothLoopbackAddresses() throws {
+    for _ in 0..<4 {
+      let listener = try LoopbackListener(port: nil, ipv6: true)
+      guard listener.servesIPv6 else { return }  // no IPv6 loopback here
+      #expect(listener.port > 0)
+    }
+  }
+
+  /// A listening socket on [::1] (kernel-chosen port), or nil without IPv6 loopback.
+  static func holdIPv6Loopback() -> (Int32, Int)? {
+    let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_in6()
+    address.sin6_family = sa_family_t(AF_INET6)
+    address.sin6_addr = in6addr_loopback
+    var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+    let ok = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0
+      }
+    }
+    guard ok else { close(fd); return nil }
+    return (fd, Int(UInt16(bigEndian: address.sin6_port)))
+  }
+
   @Test func aFixedFreePortIsUsed() throws {
     let probe = try LoopbackListener(port: nil, ipv6: false)
     let port = probe.port
