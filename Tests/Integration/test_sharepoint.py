@@ -198,6 +198,47 @@ cookie-lifetime = 2
         self.assertEqual(len(self.authenticate_calls()), 2)
         self.assertEqual(self.spoidcrl(), second)
 
+    def bearers_sent(self):
+        return [c["headers"]["authorization"][len("Bearer "):] for c in self.authenticate_calls()]
+
+    def test_force_refresh_renews_the_site_token_the_site_refuses(self):
+        """Issue 13 item 3: the site refuses the cached bearer before its local expiry;
+        --force-refresh renews the whole chain: a new site token, then a new cookie."""
+        first = self.spoidcrl()
+        (cached,) = self.bearers_sent()
+        self.emu.sharepoint.refuse_bearer(cached)
+        second = self.spoidcrl("spc", "--force-refresh")
+        self.assertNotEqual(first, second)
+        self.assertEqual(self.curl_web("-H", "Cookie: SPOIDCRL=" + second)[0], 200)
+        self.assertNotIn(cached, self.bearers_sent()[1:])
+        self.assertIsNotNone(self.stored_refresh_token())
+
+    def test_a_refused_cached_site_token_is_dropped_and_refreshed_once(self):
+        first = self.spoidcrl()
+        (cached,) = self.bearers_sent()
+        self.emu.sharepoint.refuse_bearer(cached)
+        r = self.run_broker("erase", input="protocol=https\nhost=spc.example.test\npassword=%s\n\n" % first)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        second = self.spoidcrl()  # cached bearer: 401, dropped, refreshed, one retry
+        self.assertNotEqual(first, second)
+        self.assertEqual([c["status"] for c in self.authenticate_calls()], [200, 401, 200])
+        self.assertNotEqual(self.bearers_sent()[2], cached)
+        self.assertIsNotNone(self.stored_refresh_token())
+        self.assertEqual(self.spoidcrl(), second)
+
+    def test_a_site_refusing_every_token_gives_one_line_and_deletes_nothing(self):
+        self.spoidcrl()
+        self.emu.sharepoint.refuse_bearer()
+        r = self.run_broker("token", "get", "spc", "--force-refresh", timeout=30)
+        self.assertNotEqual(r.returncode, 0)
+        lines = r.stderr.decode().strip().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertTrue(lines[0].startswith("tokenbroker: "), lines)
+        self.assertIn("HTTP 401", lines[0])
+        self.assertEqual(len(self.authenticate_calls()), 2)  # the fresh token is not retried
+        self.assertIsNotNone(self.stored_refresh_token())
+        self.assertEqual(len(self.items_of_kind("cookies", "spc")), 1)
+
     def test_git_erase_of_the_cookie_renews_it_at_once(self):
         """B28: after a caller reports the cookie rejected (git `erase`), the next get never
         returns it again."""

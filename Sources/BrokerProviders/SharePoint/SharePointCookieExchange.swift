@@ -11,8 +11,9 @@ struct SharePointCookieExchange: Sendable {
 
   /// - Parameter now: Unix seconds (for `Max-Age`).
   /// - Returns: the cookies the site set; `SPOIDCRL` among them.
-  /// - Throws: `HTTPError` (no answer); `ProviderError.rejected` when the site refuses the token
-  ///   (401/403: no SharePoint permission for the app, or a token for another site);
+  /// - Throws: `HTTPError` (no answer); `SiteRefusedBearer` for 401 (the site no longer accepts
+  ///   this token, though it may not have expired: a fresh one may pass); `ProviderError.rejected`
+  ///   for 403 (no SharePoint permission for the app, or a token for another site);
   ///   `.unavailable` for 5xx or an answer without `SPOIDCRL`.
   func authenticate(bearer: Secret, now: Int64) async throws -> [StoredCookie] {
     let request = HTTPRequest(
@@ -25,7 +26,13 @@ struct SharePointCookieExchange: Sendable {
     let response = try await transport.send(request)
     switch response.status {
     case 200..<300: break
-    case 401, 403:
+    case 401:
+      throw SiteRefusedBearer(
+        providerError: .rejected(
+          account: account, error: "HTTP 401 from \(site.host)",
+          detail: "the site refused even a freshly refreshed bearer token; check that the app registration of the via account "
+            + "has SharePoint permissions for \(site.origin), or sign in again"))
+    case 403:
       throw ProviderError.rejected(
         account: account, error: "HTTP \(response.status) from \(site.host)",
         detail: "the site refused the bearer token; check that the app registration of the via account has SharePoint permissions for \(site.origin)")
@@ -41,4 +48,10 @@ struct SharePointCookieExchange: Sendable {
     }
     return cookies.filter { !$0.value.isEmpty }
   }
+}
+
+/// The site answered 401 to the bearer token of a cookie exchange; `providerError` is what to
+/// report when a fresh token is refused as well.
+struct SiteRefusedBearer: Error {
+  let providerError: ProviderError
 }

@@ -34,15 +34,38 @@ extension TokenService {
       return IssuedCookies(account: account.name, site: site.origin, cookies: record.cookies, expiresOn: record.expiresOn)
     }
     guard let transport else { throw ProviderError.unsupported("no HTTP transport to reach \(site.origin)") }
-    let bearer = try await accessToken(account: via.name, scopes: site.scopes, minValid: nil, forceRefresh: false)
-    let now = time.now
     let exchange = SharePointCookieExchange(site: site, transport: transport, caFiles: config.settings.caFiles(account, via), account: account.name)
-    let cookies = try await exchange.authenticate(bearer: bearer.accessToken, now: now)
+    let (cookies, now) = try await exchangeWithFreshBearer(exchange, via: via, forceRefresh: forceRefresh)
     var renewAt = now + Int64(account.cookieLifetime)
     for c in cookies where c.expires > 0 { renewAt = min(renewAt, c.expires - Int64(config.settings.refreshMargin)) }
     let record = CookieRecord(cookies: cookies, obtainedAt: now, expiresOn: max(renewAt, now + 1))
     await saveCookieRecord(record, account)
     return IssuedCookies(account: account.name, site: site.origin, cookies: cookies, expiresOn: record.expiresOn)
+  }
+
+  /// The cookie exchange with the `via` account's token for the site: `forceRefresh` renews that
+  /// token too (the whole chain). When the site answers 401 to a cached token (it may refuse one
+  /// before its local expiry), that token is dropped and the exchange retried once with a freshly
+  /// refreshed one; a second 401 is reported, and nothing else is deleted.
+  /// - Returns: the cookies and the Unix time they were set at.
+  private func exchangeWithFreshBearer(_ exchange: SharePointCookieExchange, via: AccountConfig, forceRefresh: Bool)
+    async throws -> ([StoredCookie], Int64)
+  {
+    var fresh = forceRefresh
+    while true {
+      let cached = fresh ? nil : try await loadAccessRecord(via.name, exchange.site.scopes)
+      let bearer = try await accessToken(account: via.name, scopes: exchange.site.scopes, minValid: nil, forceRefresh: fresh)
+      if bearer.accessToken != cached?.accessToken { fresh = true }  // just refreshed: a retry cannot help
+      let now = time.now
+      do {
+        return (try await exchange.authenticate(bearer: bearer.accessToken, now: now), now)
+      } catch let refused as SiteRefusedBearer {
+        guard !fresh else { throw refused.providerError }
+        diagnostics.note("\(exchange.site.host) refused the cached token of '\(via.name)' (HTTP 401); dropping it and refreshing once")
+        _ = try? await eraseHandedOut(account: via.name, token: bearer.accessToken)
+        fresh = true
+      }
+    }
   }
 
   private func importedCookies(_ account: AccountConfig, site: SharePointSite) async throws -> IssuedCookies {

@@ -52,7 +52,10 @@ import Testing
 
   @Test func cookieModeExchangesCachesAndRenews() async throws {
     let h = Harness(
-      [Fixtures.tokenReply(at: "AT-SITE", rt: nil), Self.cookieReply("C1"), Self.cookieReply("C2"), Self.cookieReply("C3")],
+      [
+        Fixtures.tokenReply(at: "AT-SITE", rt: nil), Self.cookieReply("C1"), Self.cookieReply("C2"),
+        Fixtures.tokenReply(at: "AT-SITE2", rt: nil), Self.cookieReply("C3"),
+      ],
       config: Self.config())
     try await h.store.putRefreshToken("RT1")
     let first = try await h.service.cookies(account: "spc", forceRefresh: false)
@@ -65,7 +68,46 @@ import Testing
     h.time.advance(by: 600)
     #expect(try await h.service.cookies(account: "spc", forceRefresh: false).pairs == "SPOIDCRL=C2")
     #expect(try await h.service.cookies(account: "spc", forceRefresh: true).pairs == "SPOIDCRL=C3")
-    #expect(h.transport.requests.count == 4)  // one token refresh, three exchanges
+    // --force-refresh renews the whole chain: the site token too.
+    #expect(h.transport.requests.count == 5)
+    #expect(h.transport.requests[4].headers.contains(HTTPHeader("Authorization", "Bearer AT-SITE2")))
+  }
+
+  @Test func aCachedSiteTokenTheSiteRefusesIsDroppedAndRefreshedOnce() async throws {
+    let h = Harness(
+      [
+        Fixtures.tokenReply(at: "AT1", rt: nil), Self.cookieReply("C1"), .json("{}", status: 401),
+        Fixtures.tokenReply(at: "AT2", rt: nil), Self.cookieReply("C2"),
+      ], config: Self.config())
+    try await h.store.putRefreshToken("RT1")
+    _ = try await h.service.cookies(account: "spc", forceRefresh: false)
+    h.time.advance(by: 600)  // the cookie is due; the site token (3600 s) is still cached
+    #expect(try await h.service.cookies(account: "spc", forceRefresh: false).pairs == "SPOIDCRL=C2")
+    #expect(h.transport.requests.count == 5)  // exactly one retry
+    #expect(h.transport.requests[2].headers.contains(HTTPHeader("Authorization", "Bearer AT1")))
+    #expect(h.transport.requests[4].headers.contains(HTTPHeader("Authorization", "Bearer AT2")))
+    #expect(try await h.store.accessRecord(Self.siteScopes)?.accessToken == Secret("AT2"))
+    #expect(try await h.store.load(.refreshToken("work")) != nil)
+  }
+
+  @Test func aFreshSiteTokenRefusedAsWellIsReportedAndNothingDeleted() async throws {
+    let h = Harness(
+      [
+        Fixtures.tokenReply(at: "AT1", rt: nil), Self.cookieReply("C1"), .json("{}", status: 401),
+        Fixtures.tokenReply(at: "AT2", rt: nil), .json("{}", status: 401),
+      ], config: Self.config())
+    try await h.store.putRefreshToken("RT1")
+    _ = try await h.service.cookies(account: "spc", forceRefresh: false)
+    h.time.advance(by: 600)
+    await #expect {
+      _ = try await h.service.cookies(account: "spc", forceRefresh: false)
+    } throws: { error in
+      guard case ProviderError.rejected(let account, _, let detail) = error else { return false }
+      return account == "spc" && detail.contains("freshly refreshed") && !"\(error)".contains("\n")
+    }
+    #expect(h.transport.requests.count == 5)  // no second retry
+    #expect(try await h.store.load(.refreshToken("work")) != nil)
+    #expect(try await h.store.load(ItemKey(account: "spc", kind: .cookies)) != nil)
   }
 
   @Test func eraseOfTheCookieDropsIt() async throws {
@@ -85,6 +127,7 @@ import Testing
 
   @Test(arguments: [401, 403])
   func siteRefusingTheTokenIsRejected(status: Int) async throws {
+    // A 401 is retried only for a cached token; this one was just refreshed.
     let h = Harness([Fixtures.tokenReply(at: "AT", rt: nil), .json("{}", status: status)], config: Self.config())
     try await h.store.putRefreshToken("RT1")
     await #expect {

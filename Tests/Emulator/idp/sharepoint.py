@@ -3,7 +3,7 @@
 One site per origin: the site is `req.base_url` (e.g. `https://127.0.0.1:PORT`).
 
 - `POST /_api/SP.OAuth.NativeClient/Authenticate` with `Authorization: Bearer T`: T must be a live
-  emulator access token whose audience is the site; answers 200 with
+  emulator access token whose audience is the site and not refused (`refuse_bearer`); answers 200 with
   `Set-Cookie: SPOIDCRL=…; path=/; secure; HttpOnly; expires=…` (lifetime `spoidcrl_lifetime` s).
 - `PROPFIND` (WebDAV, RFC 4918) of `/sites/team/Shared Documents/` and below: a fixed folder
   (`report.txt`, `notes/`) as a 207 multistatus, with the same credentials as `/_api/web`; what
@@ -43,6 +43,7 @@ class SharePoint:
         self.spoidcrl_lifetime = 3600
         self.cookies = {}  # value -> {"name", "exp", "site"}
         self.issued = []  # SPOIDCRL values in issue order
+        self.refused = set()  # bearer tokens the site answers 401 to; "*" refuses every bearer
 
     def routes(self):
         return [
@@ -71,11 +72,18 @@ class SharePoint:
                     self.cookies[v]["exp"] = 0
             return len([v for v in targets if v in self.cookies])
 
+    def refuse_bearer(self, token=None):
+        """Makes the cookie exchange answer 401 to `token` (default: to every bearer), though it is
+        still live at the token issuer: a site revoking a token before its expiry."""
+        with self.lock:
+            self.refused.add(token or "*")
+
     def reset(self):
-        """Forget every cookie (Emulator.reset)."""
+        """Forget every cookie and refusal (Emulator.reset)."""
         with self.lock:
             self.cookies.clear()
             self.issued.clear()
+            self.refused.clear()
 
     def _live(self, name, value, site):
         c = self.cookies.get(value)
@@ -95,7 +103,10 @@ class SharePoint:
 
     def authenticate(self, req):
         info = self._bearer(req)
-        if not info:
+        token = req.headers.get("authorization", "")[len("Bearer "):].strip()
+        with self.lock:
+            refused = "*" in self.refused or token in self.refused
+        if not info or refused:
             return json_response({"error": {"code": "-2147024891, System.UnauthorizedAccessException",
                                             "message": "Access denied."}}, 401,
                                  {"WWW-Authenticate": f'Bearer realm="emulator", client_id='
