@@ -15,8 +15,8 @@ let package = Package(
     // C layer: headers and pkg-config flags only; every shim lives in CBrokerShims.
     .systemLibrary(
       name: "CLibsecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
-    .systemLibrary(
-      name: "CLibcurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+    // Headers only, no pkgConfig (it would add -lcurl): the core loads libcurl at its first request.
+    .systemLibrary(name: "CLibcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
     .systemLibrary(
       name: "CLibqrencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
     .systemLibrary(

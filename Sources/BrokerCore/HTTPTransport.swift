@@ -95,6 +95,10 @@ public enum HTTPError: Error, Sendable, Equatable {
   case caFile(path: String, detail: String)
   /// Anything else libcurl reports.
   case other(host: String, detail: String)
+  /// No request can be made: the HTTP library (libcurl, loaded at the first request) or one of
+  /// its functions is missing, or it failed to initialise. `detail` is the loader's text, which
+  /// names the file and the symbol.
+  case libraryUnavailable(detail: String)
 }
 
 extension HTTPError: CustomStringConvertible {
@@ -111,6 +115,8 @@ extension HTTPError: CustomStringConvertible {
     case .caFile(let path, let detail):
       return "cannot use the CA file '\(path)' (\(detail)); fix the ca-file setting in the config"
     case .other(let host, let detail): return "request to '\(host)' failed (\(detail)); try again later"
+    case .libraryUnavailable(let detail):
+      return "could not load libcurl (\(detail)); install libcurl4 (Debian: apt-get install libcurl4)"
     }
   }
 }

@@ -2,7 +2,7 @@ public import BrokerCore
 import Dispatch
 import Synchronization
 
-/// `HTTPTransport` over libcurl.
+/// `HTTPTransport` over libcurl, which is loaded at the first request (`CurlLibrary`), not linked.
 ///
 /// Each request gets its own easy handle on its own Dispatch thread (an overcommit serial queue),
 /// so `curl_easy_perform` never blocks Swift's cooperative pool; the caller awaits a continuation.
@@ -25,7 +25,8 @@ public struct CurlTransport: HTTPTransport {
     self.userAgent = String(userAgent.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
   }
 
-  /// The libcurl and TLS library versions, for example `libcurl/7.88.1 OpenSSL/3.0.11`.
+  /// The libcurl and TLS library versions, for example `libcurl/7.88.1 OpenSSL/3.0.11`; loads
+  /// libcurl if no request has yet, and says `libcurl (could not be loaded: …)` when it cannot.
   public static var libraryVersion: String { EasyHandle.libraryVersion }
 
   /// Sends `request` and returns the response, whatever its HTTP status.
@@ -38,6 +39,8 @@ public struct CurlTransport: HTTPTransport {
   ///   - `.cannotConnect` when the host or proxy refuses or cannot be reached;
   ///   - `.tls` when the handshake or certificate verification fails;
   ///   - `.timedOut` when `connectTimeout` or `totalTimeout` passes;
+  ///   - `.libraryUnavailable` when libcurl (`libcurl.so.4`, loaded at the first request, not at
+  ///     start) or one of its functions is missing (before any network traffic);
   ///   - `.other` for an unreadable CA file, a reply over 4 MiB, a cancelled task, and any other
   ///     libcurl failure. No error carries the body, a header value or the URL query.
   public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {

@@ -21,27 +21,6 @@ static const SecretSchema token_schema = {
 
 const SecretSchema *cbroker_token_schema(void) { return &token_schema; }
 
-CURLcode cbroker_easy_setopt_long(CURL *handle, CURLoption option, long value) {
-  return curl_easy_setopt(handle, option, value);
-}
-CURLcode cbroker_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
-  return curl_easy_setopt(handle, option, value);
-}
-CURLcode cbroker_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
-  return curl_easy_setopt(handle, option, value);
-}
-CURLcode cbroker_easy_setopt_write_function(CURL *handle, CURLoption option,
-                                            size_t (*fn)(char *, size_t, size_t, void *)) {
-  return curl_easy_setopt(handle, option, fn);
-}
-CURLcode cbroker_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
-  return curl_easy_getinfo(handle, info, value);
-}
-CURLcode cbroker_easy_setopt_xferinfo_function(CURL *handle, CURLoption option,
-                                               curl_xferinfo_callback fn) {
-  return curl_easy_setopt(handle, option, fn);
-}
-
 int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
   struct ucred cred;
   socklen_t len = sizeof(cred);

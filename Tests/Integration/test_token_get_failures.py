@@ -6,6 +6,9 @@ Bug cases (reference/bug-cases.md): B12 (terminal invalid_grant: exit 3 at once,
 B29 (no secret in any message, also with --verbose); interface.md §6 (what is deleted when).
 Access tokens live 200 s here (< refresh-margin 300), so every `token get` refreshes.
 """
+import glob
+import os
+import re
 import unittest
 
 from flows import GIT_GET, FlowTestCase
@@ -184,6 +187,32 @@ class RefreshFailureTest(FlowTestCase):
         r = self.token_get(timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assert_no_secret_leak(r)
+
+    def test_a_core_without_libcurl_fails_only_where_it_makes_a_request(self):
+        """libcurl is loaded at the first request, not linked: with a `libcurl.so.4` that is not
+        libcurl (zlib, without its functions) first on the search path, `accounts` still answers;
+        the refresh fails at once with exit 4 and one line naming the file, the missing function
+        and the package to install; nothing is sent or deleted, and with the real one it works."""
+        zlib = (glob.glob("/usr/lib/*/libz.so.1") + glob.glob("/lib/*/libz.so.1"))[0]
+        fake = os.path.join(self.tmp, "not-libcurl")
+        os.mkdir(fake)
+        os.symlink(zlib, os.path.join(fake, "libcurl.so.4"))
+        env = self.env(LD_LIBRARY_PATH=fake)
+        status = self.run_broker("accounts", env=env, timeout=30)
+        self.assertEqual(status.returncode, 0, status.stderr)
+        before = len(self.refresh_requests())
+        r = self.run_broker("token", "get", "work", env=env, timeout=60)
+        self.assert_failed(r, 4)
+        # The file is named as the loader knows it: the link, or zlib's path when already loaded.
+        found = r"(%s|/\S*/libz\.so\.1)" % re.escape(os.path.join(fake, "libcurl.so.4"))
+        self.assertRegex(r.stderr.decode(), r"^tokenbroker: could not load libcurl \(libcurl\.so\.4 at %s has no "
+                         r"function curl_global_init\); install libcurl4 \(Debian: apt-get install libcurl4\)\n$" % found)
+        self.assertEqual(len(self.refresh_requests()), before)
+        self.assertEqual(self.stored_refresh_token(), self.rt)
+        # The agent the front started for these calls has the same search path: stopped, the
+        # next one (started without it) refreshes.
+        self.assertEqual(self.run_broker("agent", "stop", timeout=30).returncode, 0)
+        self.assertEqual(self.token_get(timeout=60).returncode, 0)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 import BrokerCore
+internal import CBrokerShims
 internal import CLibcurl
 
 /// Maps a failed `curl_easy_perform` to an `HTTPError`.
@@ -43,6 +44,6 @@ enum CurlFailure {
 
   /// libcurl's fixed text for `code` (no URL, no data).
   static func text(of code: CURLcode) -> String {
-    String(cString: curl_easy_strerror(code))
+    String(cString: cbroker_easy_strerror(code))
   }
 }

@@ -4,29 +4,21 @@ import BrokerCore
 internal import CBrokerShims
 internal import CLibcurl
 
-/// `CURLVERSION_NOW` (a macro Swift does not import) is by definition the one before `_LAST`.
-private let versionNow = CURLversion(rawValue: CURLVERSION_LAST.rawValue - 1)
-
-/// `curl_global_init`, once, before the first handle (a Swift global initialises lazily, once).
-/// `SSLKEYLOGFILE` is dropped first: OpenSSL would write every TLS session key to that file, and
-/// with them anyone could read the tokens in a captured exchange.
-private let curlReady: Bool = {
-  unsetenv("SSLKEYLOGFILE")
-  return curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
-}()
-
 enum EasyHandle {
+  /// `libcurl/7.88.1 OpenSSL/3.0.11`, or why libcurl could not be loaded.
   static var libraryVersion: String {
-    _ = curlReady
-    guard let info = curl_version_info(versionNow) else { return "libcurl" }
+    do { try CurlLibrary.start() } catch .libraryUnavailable(let detail) {
+      return "libcurl (could not be loaded: \(detail))"
+    } catch { return "libcurl" }
+    guard let info = cbroker_curl_version_info() else { return "libcurl" }
     var text = "libcurl/" + String(cString: info.pointee.version)
     if let tls = info.pointee.ssl_version { text += " " + String(cString: tls) }
     return text
   }
 
-  /// The system CA bundle libcurl was built with, else Debian's.
+  /// The system CA bundle libcurl was built with, else Debian's. Only after `CurlLibrary.start()`.
   static var systemCAPath: String {
-    if let info = curl_version_info(versionNow), let path = info.pointee.cainfo {
+    if let info = cbroker_curl_version_info(), let path = info.pointee.cainfo {
       return String(cString: path)
     }
     return "/etc/ssl/certs/ca-certificates.crt"
@@ -39,17 +31,18 @@ enum EasyHandle {
 
   private static func run(_ plan: RequestPlan, cancel: CancelFlag) throws(HTTPError) -> HTTPResponse {
     guard !cancel.isSet else { throw CurlFailure.cancelled(plan.host) }
+    try CurlLibrary.start()
     let caBundle: [UInt8]? =
       plan.caFiles.isEmpty ? nil : try CABundle.load(extra: plan.caFiles, systemPath: systemCAPath, host: plan.host)
-    guard curlReady, let curl = curl_easy_init() else {
+    guard let curl = cbroker_easy_init() else {
       throw .other(host: plan.host, detail: "libcurl could not start a transfer")
     }
-    defer { curl_easy_cleanup(curl) }
+    defer { cbroker_easy_cleanup(curl) }
 
     var headerList: UnsafeMutablePointer<curl_slist>?
-    defer { curl_slist_free_all(headerList) }
+    defer { cbroker_slist_free_all(headerList) }
     for line in plan.headerLines {
-      guard let next = curl_slist_append(headerList, line) else {
+      guard let next = cbroker_slist_append(headerList, line) else {
         throw .other(host: plan.host, detail: "out of memory")
       }
       headerList = next
@@ -116,7 +109,7 @@ enum EasyHandle {
     try set(CURLOPT_XFERINFODATA, pointer: context)
     try set(CURLOPT_NOPROGRESS, 0)
 
-    let code = withExtendedLifetime(sink) { curl_easy_perform(curl) }
+    let code = withExtendedLifetime(sink) { cbroker_easy_perform(curl) }
     guard code == CURLE_OK else {
       throw CurlFailure.error(
         for: code, host: plan.host, url: RequestPlan.redacted(plan.url),

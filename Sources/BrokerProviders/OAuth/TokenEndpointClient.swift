@@ -68,7 +68,9 @@ struct TokenEndpointClient: Sendable {
   }
 
   /// One POST, classified.
-  /// - Throws: `CancellationError` and any error of the transport that is not an `HTTPError`.
+  /// - Throws: `HTTPError.libraryUnavailable` (no request can be made at all: nothing the
+  ///   provider did, not worth a retry), `CancellationError` and any error of the transport that
+  ///   is not an `HTTPError`.
   func exchange(url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String]) async throws
     -> EndpointExchange
   {
@@ -81,6 +83,7 @@ struct TokenEndpointClient: Sendable {
     do {
       response = try await transport.send(request)
     } catch let error as HTTPError {
+      if case .libraryUnavailable = error { throw error }
       return Self.classify(error, host: host)
     }
     let status = response.status
@@ -112,7 +115,7 @@ struct TokenEndpointClient: Sendable {
 
   static func classify(_ error: HTTPError, host: String) -> EndpointExchange {
     switch error {
-    case .invalidURL, .insecureURL, .tls, .caFile: return .failed(.unavailable(host: host, detail: error.description))
+    case .invalidURL, .insecureURL, .tls, .caFile, .libraryUnavailable: return .failed(.unavailable(host: host, detail: error.description))
     case .timedOut: return .transient(what: "no answer in time", remedy: "try again later", retryAfter: nil)
     case .cannotConnect:
       return .transient(what: "cannot connect", remedy: "check the network and proxy settings", retryAfter: nil)

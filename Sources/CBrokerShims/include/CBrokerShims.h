@@ -1,5 +1,6 @@
-// What Swift cannot call directly: variadic libcurl setters, the static SecretSchema,
-// SO_PEERCRED and prctl (GNU-only). Symbols are cbroker_*; no logic lives here.
+// What Swift cannot call directly: libcurl (loaded at first use; variadic setters), the static
+// SecretSchema, SO_PEERCRED and prctl (GNU-only). Symbols are cbroker_*; no logic lives here but
+// the loading of libcurl (curl_library.c).
 #ifndef CBROKER_SHIMS_H
 #define CBROKER_SHIMS_H
 
@@ -12,6 +13,44 @@
 /// SECRET_SCHEMA_NONE, string attributes application, account, kind, scopes.
 const SecretSchema *cbroker_token_schema(void);
 
+/// libcurl is not linked: it is loaded at the first request (curl_library.c), so processes that
+/// make none (the agent's warm answers, `status`) never map its dependency tree.
+#define CBROKER_LIBCURL "libcurl.so.4"
+
+/// The libcurl functions tokenbroker calls, as resolved by `cbroker_curl_resolve`.
+typedef struct cbroker_curl_api {
+  CURLcode (*global_init)(long flags);
+  curl_version_info_data *(*version_info)(CURLversion age);
+  CURL *(*easy_init)(void);
+  void (*easy_cleanup)(CURL *handle);
+  CURLcode (*easy_perform)(CURL *handle);
+  CURLcode (*easy_setopt)(CURL *handle, CURLoption option, ...);
+  CURLcode (*easy_getinfo)(CURL *handle, CURLINFO info, ...);
+  const char *(*easy_strerror)(CURLcode code);
+  struct curl_slist *(*slist_append)(struct curl_slist *list, const char *line);
+  void (*slist_free_all)(struct curl_slist *list);
+} cbroker_curl_api;
+
+/// dlopen(`name`, RTLD_NOW | RTLD_LOCAL), then dlsym of every function of `cbroker_curl_api` into
+/// `*api`. 0 on success; -1 when the library or a symbol is missing, with dlerror's text (it names
+/// the file and the symbol) in `error` (`size` bytes, always NUL-terminated) and `*api` zeroed.
+int cbroker_curl_resolve(const char *name, cbroker_curl_api *api, char *error, size_t size);
+/// Once per process, before any other libcurl call, from any thread (a mutex, then an atomic flag):
+/// unsets SSLKEYLOGFILE, resolves CBROKER_LIBCURL into the table the shims below call through, and
+/// runs curl_global_init(CURL_GLOBAL_DEFAULT). 0 when libcurl is ready (at once after the first
+/// success); else -1 with why in `error` as for `cbroker_curl_resolve`, and the next call tries
+/// again (an agent outlives the `apt-get install` the message asks for). Every shim below may be
+/// called only after this returned 0.
+int cbroker_curl_start(char *error, size_t size);
+
+/// libcurl's functions through the loaded table (names without the `curl_` of the originals).
+curl_version_info_data *cbroker_curl_version_info(void);
+CURL *cbroker_easy_init(void);
+void cbroker_easy_cleanup(CURL *handle);
+CURLcode cbroker_easy_perform(CURL *handle);
+const char *cbroker_easy_strerror(CURLcode code);
+struct curl_slist *cbroker_slist_append(struct curl_slist *list, const char *line);
+void cbroker_slist_free_all(struct curl_slist *list);
 /// Non-variadic wrappers of curl_easy_setopt / curl_easy_getinfo, one per value type.
 CURLcode cbroker_easy_setopt_long(CURL *handle, CURLoption option, long value);
 CURLcode cbroker_easy_setopt_string(CURL *handle, CURLoption option, const char *value);

@@ -91,6 +91,19 @@ import Testing
     #expect(transport.requests.count == 1)
   }
 
+  /// libcurl is loaded at the first request: when it cannot be, no request can be made at all, so
+  /// the loader's own message (what to install) reaches the user, once, not as the provider's fault.
+  @Test func aMissingHTTPLibraryIsNotRetriedNorBlamedOnTheProvider() async throws {
+    let time = FakeTime()
+    let missing = HTTPError.libraryUnavailable(detail: "libcurl.so.4: cannot open shared object file")
+    let transport = FakeTransport([.failure(missing)])
+    await #expect(throws: missing) {
+      try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
+    }
+    #expect(transport.requests.count == 1)
+    #expect(time.sleeps.isEmpty)
+  }
+
   /// interface.md §6: a 400 or 401 without an OAuth error body (Glewlwyd's answer to a dead refresh
   /// token) names the status and the host and points at `login`; it is not a network problem.
   @Test(arguments: [400, 401]) func aBare4xxIsARefusalNotANetworkProblem(status: Int) async throws {
