@@ -31,7 +31,7 @@ public final class AgentServer: Sendable {
   ) throws(AgentSetupError) {
     loop = try SocketLoop(
       listenFD: listenFD, expectedUID: expectedUID, maxRequestBytes: AgentProtocol.maxMessageBytes,
-      idleMilliseconds: max(1, idleTimeout) * 1000, keepAlive: keepAlive, log: log)
+      readMilliseconds: Self.readBound, idleMilliseconds: max(1, idleTimeout) * 1000, keepAlive: keepAlive, log: log)
     self.log = log
   }
 
@@ -42,8 +42,8 @@ public final class AgentServer: Sendable {
     let loop = self.loop
     let log = self.log
     await withDiscardingTaskGroup { group in
-      for await connection in loop.connections {
-        group.addTask { await Self.serve(connection, loop: loop, log: log, handler: handler) }
+      for await (connection, read) in loop.connections {
+        group.addTask { await Self.serve(connection, read, loop: loop, log: log, handler: handler) }
       }
     }
   }
@@ -52,10 +52,11 @@ public final class AgentServer: Sendable {
   public func stop() { loop.stop() }
 
   static func serve(
-    _ connection: AgentConnection, loop: SocketLoop, log: @Sendable (String) -> Void, handler: Handler
+    _ connection: AgentConnection, _ read: SocketLoop.ReadResult, loop: SocketLoop,
+    log: @Sendable (String) -> Void, handler: Handler
   ) async {
     let request: AgentRequest
-    switch await loop.read(connection, timeoutMilliseconds: readBound) {
+    switch read {
     case .request(let bytes):
       do {
         request = try AgentRequest.decode(bytes)

@@ -26,6 +26,7 @@ extension SocketLoop {
     // Out of descriptors (EMFILE/ENFILE): the pending connections stay in the backlog and the
     // listening socket stays readable, so it is left out of `poll` for a moment (no busy loop).
     var acceptPausedUntil = 0
+    var finished = false
     while true {
       let now = MonotonicClock.milliseconds
       let (stopping, reads, writes, open, idleSince) = state.withLock { s in
@@ -38,6 +39,9 @@ extension SocketLoop {
       if accepting && (stopping || (open == 0 && now - idleSince >= idleMilliseconds)) {
         accepting = false
         state.withLock { $0.stopping = true }
+      }
+      if !accepting && reads.isEmpty && !finished {
+        finished = true  // every accepted request has been handed over
         sink.finish()
       }
       if !accepting && open == 0 { break }
@@ -50,8 +54,9 @@ extension SocketLoop {
       if !reads.isEmpty || !writes.isEmpty { timeout = min(timeout, 1000) }
       if accepting && !polling { timeout = min(timeout, max(1, acceptPausedUntil - now)) }
       _ = poll(&fds, nfds_t(fds.count), Int32(min(timeout, 60_000)))
-      var byte = [UInt8](repeating: 0, count: 64)
-      while Glibc.read(wakeRead, &byte, byte.count) > 0 {}
+      withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { bytes in
+        while Glibc.read(wakeRead, bytes.baseAddress, bytes.count) > 0 {}
+      }
       if polling && fds[1].revents != 0 && !acceptAll() { acceptPausedUntil = MonotonicClock.milliseconds + 100 }
       for fd in reads { serviceRead(fd) }
       for fd in writes { serviceWrite(fd) }
@@ -78,29 +83,35 @@ extension SocketLoop {
         Glibc.close(fd)
         continue
       }
+      let connection = AgentConnection(fd: fd, peerPID: peer.pid)
       state.withLock { s in
         s.open += 1
         s.lastActivity = MonotonicClock.milliseconds
+        s.reads[fd] = PendingRead(connection: connection, deadline: s.lastActivity + readMilliseconds)
       }
-      sink.yield(AgentConnection(fd: fd, peerPID: peer.pid))
+      serviceRead(fd)  // the front has usually sent its whole request by now
     }
   }
 
+  /// Reads what `fd` has; hands the connection over once its request is complete, too large,
+  /// failed, or past its deadline.
   func serviceRead(_ fd: Int32) {
-    var chunk = [UInt8](repeating: 0, count: 16384)
     var outcome: ReadResult?
     var received: [UInt8] = []
-    while outcome == nil {
-      let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-      if n > 0 {
-        received.append(contentsOf: chunk[0..<n])
-        if received.count > maxRequestBytes { outcome = .tooLarge }
-        continue
+    // A stack buffer, not a zeroed 16 KiB array per call (it was most of the loop's own work).
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16384) { chunk in
+      while outcome == nil {
+        let n = recv(fd, chunk.baseAddress, chunk.count, 0)
+        if n > 0 {
+          received.append(contentsOf: chunk[0..<n])
+          if received.count > maxRequestBytes { outcome = .tooLarge }
+          continue
+        }
+        if n == 0 { outcome = .request([]) }
+        else if errno == EINTR { continue }
+        else if errno == EAGAIN || errno == EWOULDBLOCK { break }
+        else { outcome = .failed(errno) }
       }
-      if n == 0 { outcome = .request([]) }
-      else if errno == EINTR { continue }
-      else if errno == EAGAIN || errno == EWOULDBLOCK { break }
-      else { outcome = .failed(errno) }
     }
     let finished: (PendingRead, ReadResult)? = state.withLock { s in
       guard var pending = s.reads[fd] else { return nil }
@@ -116,24 +127,18 @@ extension SocketLoop {
       s.reads[fd] = nil
       return (pending, result)
     }
-    if let (pending, result) = finished { pending.continuation.resume(returning: result) }
+    if let (pending, result) = finished { sink.yield((pending.connection, result)) }
   }
 
   func serviceWrite(_ fd: Int32) {
     let finished: CheckedContinuation<Void, Never>? = state.withLock { s in
       guard var pending = s.writes[fd] else { return nil }
       var done = false
-      while pending.offset < pending.bytes.count {
-        let n = pending.bytes.withUnsafeBytes {
-          send(fd, $0.baseAddress! + pending.offset, $0.count - pending.offset, Int32(MSG_NOSIGNAL))
-        }
-        if n > 0 { pending.offset += n; continue }
-        if n < 0 && errno == EINTR { continue }
-        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-        done = true  // the peer is gone: drop the reply
-        break
+      switch SocketLoop.send(fd, pending.bytes, from: pending.offset) {
+      case .done: done = true
+      case .partial(let offset): pending.offset = offset
       }
-      if pending.offset >= pending.bytes.count || MonotonicClock.milliseconds >= pending.deadline { done = true }
+      if MonotonicClock.milliseconds >= pending.deadline { done = true }
       guard done else {
         s.writes[fd] = pending
         return nil

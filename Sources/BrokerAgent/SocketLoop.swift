@@ -10,14 +10,18 @@ public struct AgentConnection: Sendable {
   public let peerPID: Int32
 }
 
-/// All socket I/O of the agent on one dedicated thread: a `poll` loop over non-blocking
-/// descriptors (the listening socket, each connection being read or written, a wake-up pipe), so
-/// no blocking call ever runs on Swift's cooperative pool (code-models.md §9.9). Async callers
-/// register a read or a write and are resumed by the loop.
+/// The agent's socket I/O: a `poll` loop on one dedicated thread over non-blocking descriptors
+/// (the listening socket, each connection being read or written, a wake-up pipe), so no blocking
+/// call ever runs on Swift's cooperative pool (code-models.md §9.9).
 ///
 /// Accepting: every new connection's `SO_PEERCRED` uid is compared with `expectedUID` before a
-/// byte is read; others are closed at once. The loop stops accepting on `stop()` or after
-/// `idleMilliseconds` with no connection open, then ends once every open connection is closed.
+/// byte is read; others are closed at once. The loop reads each request itself (at once when the
+/// client has already sent it, as the front does) and hands over the connection with the whole
+/// request in `connections`, so a request costs one hand-over between threads, not a round trip
+/// per phase. A reply is sent by its caller when the socket takes it whole (a reply of a few
+/// hundred bytes always does); only the rest of a larger one is left to the loop. The loop stops
+/// accepting on `stop()` or after `idleMilliseconds` with no connection open, hands over the
+/// requests still being read, then ends once every open connection is closed.
 final class SocketLoop: Sendable {
   enum ReadResult: Sendable, Equatable {
     /// The whole request (the client shut down its writing side).
@@ -28,9 +32,9 @@ final class SocketLoop: Sendable {
   }
 
   struct PendingRead {
+    var connection: AgentConnection
     var buffer: [UInt8] = []
     var deadline: Int
-    var continuation: CheckedContinuation<ReadResult, Never>
   }
   struct PendingWrite {
     var bytes: [UInt8]
@@ -56,13 +60,16 @@ final class SocketLoop: Sendable {
   /// Asked when the idle time has passed: true postpones the idle exit by another idle time.
   let keepAlive: @Sendable () -> Bool
   let log: @Sendable (String) -> Void
-  /// Accepted connections, in order; finishes when the loop stops accepting.
-  let connections: AsyncStream<AgentConnection>
-  let sink: AsyncStream<AgentConnection>.Continuation
+  /// How long a client may take to send its whole request, in ms.
+  let readMilliseconds: Int
+  /// Accepted connections with their requests read (or why not), in the order they became
+  /// complete; finishes once the loop has stopped accepting and has no request left being read.
+  let connections: AsyncStream<(AgentConnection, ReadResult)>
+  let sink: AsyncStream<(AgentConnection, ReadResult)>.Continuation
 
   /// - Throws: `AgentSetupError.call` when the wake-up pipe cannot be made.
   init(
-    listenFD: Int32, expectedUID: UInt32, maxRequestBytes: Int, idleMilliseconds: Int,
+    listenFD: Int32, expectedUID: UInt32, maxRequestBytes: Int, readMilliseconds: Int, idleMilliseconds: Int,
     keepAlive: @escaping @Sendable () -> Bool = { false }, log: @escaping @Sendable (String) -> Void
   ) throws(AgentSetupError) {
     var fds: [Int32] = [-1, -1]
@@ -76,10 +83,11 @@ final class SocketLoop: Sendable {
     self.expectedUID = expectedUID
     self.maxRequestBytes = maxRequestBytes
     self.idleMilliseconds = idleMilliseconds
+    self.readMilliseconds = readMilliseconds
     self.keepAlive = keepAlive
     self.log = log
     state = Mutex(State(lastActivity: MonotonicClock.milliseconds))
-    (connections, sink) = AsyncStream.makeStream(of: AgentConnection.self)
+    (connections, sink) = AsyncStream.makeStream(of: (AgentConnection, ReadResult).self)
   }
 
   deinit {
@@ -87,33 +95,53 @@ final class SocketLoop: Sendable {
     Glibc.close(wakeWrite)
   }
 
-  /// Reads one request from `connection` until the client's end of writing, at most
-  /// `maxRequestBytes`, within `timeoutMilliseconds`.
-  func read(_ connection: AgentConnection, timeoutMilliseconds: Int) async -> ReadResult {
-    await withCheckedContinuation { continuation in
-      let deadline = MonotonicClock.milliseconds + timeoutMilliseconds
-      state.withLock { $0.reads[connection.fd] = PendingRead(deadline: deadline, continuation: continuation) }
-      wake()
+  /// Writes `bytes` to `connection` (within `timeoutMilliseconds`), then closes it. Sent here,
+  /// on the caller's thread, as far as the socket takes it without waiting; the loop sends the rest.
+  func reply(_ connection: AgentConnection, _ bytes: [UInt8], timeoutMilliseconds: Int) async {
+    switch SocketLoop.send(connection.fd, bytes, from: 0) {
+    case .done:
+      discard(connection)
+    case .partial(let offset):
+      await withCheckedContinuation { continuation in
+        let deadline = MonotonicClock.milliseconds + timeoutMilliseconds
+        state.withLock {
+          $0.writes[connection.fd] = PendingWrite(bytes: bytes, offset: offset, deadline: deadline, continuation: continuation)
+        }
+        wake()
+      }
     }
   }
 
-  /// Writes `bytes` to `connection` (within `timeoutMilliseconds`), then closes it.
-  func reply(_ connection: AgentConnection, _ bytes: [UInt8], timeoutMilliseconds: Int) async {
-    await withCheckedContinuation { continuation in
-      let deadline = MonotonicClock.milliseconds + timeoutMilliseconds
-      state.withLock { $0.writes[connection.fd] = PendingWrite(bytes: bytes, deadline: deadline, continuation: continuation) }
-      wake()
+  enum SendOutcome { case done, partial(Int) }
+
+  /// Sends `bytes` from `offset` on the non-blocking `fd` until all is sent (`.done`), the
+  /// socket is full (`.partial` with the new offset), or the peer is gone (`.done`: the reply
+  /// is dropped).
+  static func send(_ fd: Int32, _ bytes: [UInt8], from offset: Int) -> SendOutcome {
+    var offset = offset
+    while offset < bytes.count {
+      let n = bytes.withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+      }
+      if n > 0 { offset += n; continue }
+      if n < 0 && errno == EINTR { continue }
+      if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .partial(offset) }
+      return .done
     }
+    return .done
   }
 
   /// Closes `connection` without an answer.
   func discard(_ connection: AgentConnection) {
-    state.withLock { s in
+    let stopping = state.withLock { s in
       Glibc.close(connection.fd)
       s.open -= 1
       s.lastActivity = MonotonicClock.milliseconds
+      return s.stopping
     }
-    wake()
+    // While serving, the loop looks at `open` again within a second (its poll bound while a
+    // connection is open), long before any idle time ends; a stopping loop is told at once.
+    if stopping { wake() }
   }
 
   /// Stops accepting; open connections are still served.

@@ -1,0 +1,101 @@
+@testable import BrokerAgent
+import BrokerWire
+import Glibc
+import Testing
+
+/// The socket loop reads each request itself and leaves a reply to its caller unless the socket
+/// is full: the phases a quick client never shows (a request in pieces, a stop mid-request, a
+/// full socket) are made here on purpose.
+@Suite struct SocketLoopTests {
+  /// Connects and sends `first`, waits `pause` ms, sends `rest`, then reads the reply to the end.
+  func slowExchange(_ socket: String, _ first: [UInt8], _ rest: [UInt8], pause: Int) async -> AgentClient.Exchange {
+    await withCheckedContinuation { continuation in
+      Thread0.run {
+        guard case .connected(let fd) = AgentClient.connect(to: socket) else { return continuation.resume(returning: .failed(-1)) }
+        defer { close(fd) }
+        _ = first.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        usleep(useconds_t(pause * 1000))
+        continuation.resume(returning: AgentClient.exchange(fd: fd, request: rest, timeoutMilliseconds: 30_000))
+      }
+    }
+  }
+
+  @Test func aRequestSentInPiecesIsReadWhole() async throws {
+    let dir = TempDirectory()
+    defer { dir.remove() }
+    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
+    defer { listener.close() }
+    let (server, task) = try serve(listener) { request in
+      AgentReply(exit: 3, output: Array(request.arguments.joined(separator: " ").utf8))
+    }
+    let request = try AgentRequest.run(name: "tokenbroker", arguments: ["token", "get", "work"], config: "", input: []).encoded()
+    let cut = request.count / 2
+    let result = await slowExchange(listener.socketPath, Array(request[..<cut]), Array(request[cut...]), pause: 300)
+    guard case .reply(let bytes) = result else {
+      Issue.record("no reply: \(result)")
+      return
+    }
+    #expect(try AgentReply.decode(bytes).output == Array("token get work".utf8))
+    server.stop()
+    try await task.value
+  }
+
+  /// `stop()` while a request is still being read: that request is still handed over and answered.
+  @Test func aRequestBeingReadWhenStopComesIsAnswered() async throws {
+    let dir = TempDirectory()
+    defer { dir.remove() }
+    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
+    defer { listener.close() }
+    let (server, task) = try serve(listener) { _ in AgentReply(exit: 5) }
+    let request = try AgentRequest(operation: .status).encoded()
+    async let result = slowExchange(listener.socketPath, Array(request.prefix(3)), Array(request.dropFirst(3)), pause: 600)
+    try await Task.sleep(for: .milliseconds(200))
+    server.stop()
+    guard case .reply(let bytes) = await result else {
+      Issue.record("the request being read at stop() was not answered")
+      return
+    }
+    #expect(try AgentReply.decode(bytes).exit == 5)
+    try await task.value
+  }
+
+  /// A full socket: `send` reports how far it got, and the rest goes out once the peer reads.
+  @Test func sendStopsAtAFullSocketAndResumes() throws {
+    var fds: [Int32] = [-1, -1]
+    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
+    defer { close(fds[0]); close(fds[1]) }
+    var small: Int32 = 4096
+    setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+    let bytes = [UInt8](repeating: 0x41, count: 60_000)
+    guard case .partial(let first) = SocketLoop.send(fds[0], bytes, from: 0) else {
+      Issue.record("a 4 KiB socket took 60,000 bytes at once")
+      return
+    }
+    #expect(first > 0 && first < bytes.count)
+    var received = 0
+    var offset = first
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while received < bytes.count {
+      let n = chunk.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, $0.count, 0) }
+      if n > 0 { received += n }
+      if offset < bytes.count, case .partial(let next) = SocketLoop.send(fds[0], bytes, from: offset) {
+        offset = next
+      } else {
+        offset = bytes.count
+      }
+    }
+    #expect(received == bytes.count)
+  }
+
+  /// A peer that has gone away: the reply is dropped (`.done`), no SIGPIPE.
+  @Test func sendToAGonePeerIsDone() throws {
+    var fds: [Int32] = [-1, -1]
+    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
+    defer { close(fds[0]) }
+    close(fds[1])
+    guard case .done = SocketLoop.send(fds[0], Array("exit=0\n".utf8), from: 0) else {
+      Issue.record("a send to a closed peer did not end")
+      return
+    }
+  }
+}
