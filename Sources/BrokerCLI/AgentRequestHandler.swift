@@ -73,8 +73,8 @@ struct AgentRequestHandler: Sendable {
     // The front no longer reads the config when an agent answers: `agent = off` is honoured here,
     // and a config that does not load is the full program's error to report.
     let paths = BrokerPaths(environment: environment, uid: getuid())
-    guard let settings = try? configs.config(files: paths.configFiles, explicit: paths.configIsExplicit).settings,
-      settings.agent == .auto
+    guard let config = try? configs.config(files: paths.configFiles, explicit: paths.configIsExplicit),
+      config.settings.agent == .auto
     else { return .notServed }
     let output = Mutex<[UInt8]>([])
     let error = Mutex<[UInt8]>([])
@@ -86,7 +86,7 @@ struct AgentRequestHandler: Sendable {
       writeError: { text in error.withLock { $0.append(contentsOf: text.utf8) } }, isInteractive: false)
     context.tokenSource = SharedTokenSource(cache: cache)
     context.storeKeys = keys
-    context.configCache = configs
+    context.agentConfig = config
     let status = await BrokerCommand.main(arguments: argv, context: context)
     return AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
   }

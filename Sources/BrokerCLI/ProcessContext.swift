@@ -1,4 +1,5 @@
 import BrokerAgent
+import BrokerCore
 import Glibc
 
 /// The outside world of one command: arguments, environment, standard streams. Injected so
@@ -17,8 +18,9 @@ public struct ProcessContext: Sendable {
   var tokenSource: (any AccessTokenSource)? = nil
   /// For the commands the agent runs: the encrypted store's key it holds (nil elsewhere).
   var storeKeys: StoreKeyHolder? = nil
-  /// Inside the agent: its parsed config, kept while the files stay the same.
-  var configCache: AgentConfigCache? = nil
+  /// Inside the agent: the config as this request found it (`AgentConfigCache`, its files read
+  /// once per request), so the command does not read them again.
+  var agentConfig: BrokerConfig? = nil
 
   public init(
     environment: [String: String], uid: UInt32, readInput: @escaping @Sendable (Int) -> [UInt8]?,

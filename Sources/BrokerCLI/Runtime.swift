@@ -28,8 +28,8 @@ final class Runtime {
     if let loadedConfig { return loadedConfig }
     let diagnostics = self.diagnostics
     let config: BrokerConfig
-    if let cache = context.configCache, !diagnostics.isOn {
-      config = try cache.config(files: paths.configFiles, explicit: paths.configIsExplicit)
+    if let preset = context.agentConfig, !diagnostics.isOn {
+      config = preset
     } else {
       let raw = try KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit) { path, found in
         diagnostics.note(found ? "read config \(path)" : "no config at \(path)")

@@ -52,15 +52,17 @@ public enum KeyFileReader {
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var out: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 8192)
-    while out.count < limit {
-      let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if n < 0 && errno == EINTR { continue }
-      if n < 0 { return nil }
-      if n == 0 { break }
-      out.append(contentsOf: chunk[0..<n])
+    // A stack buffer, not a zeroed array: the agent reads its config on every request.
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8192) { chunk -> [UInt8]? in
+      while out.count < limit {
+        let n = read(fd, chunk.baseAddress, chunk.count)
+        if n < 0 && errno == EINTR { continue }
+        if n < 0 { return nil }
+        if n == 0 { break }
+        out.append(contentsOf: chunk[0..<n])
+      }
+      return out
     }
-    return out
   }
 
   private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0B || b == 0x0C }
