@@ -18,6 +18,14 @@ import Testing
     #expect(route("tokenbroker", "get", "extra") == nil)
   }
 
+  /// The name is argv[0]'s last path component, by bytes (a non-ASCII directory, a trailing slash).
+  @Test func theNameIsTheLastPathComponent() throws {
+    #expect(try #require(route("./b\u{00E9}n/git-credential-tokenbroker", "get")).name == "git-credential-tokenbroker")
+    #expect(try #require(route("/opt/\u{1F511}/tokenbroker", "get")).name == "tokenbroker")
+    #expect(try #require(route("tokenbroker/", "get")).name == "")
+    #expect(try #require(route("/x//tokenbroker", "token", "get", "work")).name == "tokenbroker")
+  }
+
   @Test func dockerHelperActionsGoToTheAgent() throws {
     for action in ["get", "store", "erase", "list"] {
       let r = try #require(route("docker-credential-tokenbroker", action))
