@@ -1,5 +1,6 @@
 import BrokerAgent
 import BrokerCore
+import BrokerHTTP
 import BrokerStore
 import BrokerWire
 import Glibc
@@ -88,6 +89,8 @@ struct AgentRequestHandler: Sendable {
     context.storeKeys = keys
     context.agentConfig = config
     let status = await BrokerCommand.main(arguments: argv, context: context)
+    // After a refresh, the warm answers of the next hour need none of libcurl's code.
+    CurlTransport.releaseCode()
     return AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
   }
 }

@@ -1,8 +1,9 @@
 // libcurl, loaded at the first request instead of at start. Its dependency tree (OpenSSL,
 // GnuTLS, krb5, libssh2, nghttp2, p11-kit, ...) costs every core process about 6 MiB of RSS and
-// its constructors; the agent's warm answers, `status` and a `token get` of a valid token never
+// its constructors; the agent's warm answers, `accounts` and a `token get` of a valid token never
 // make a request. The shims below call through `process_api`, filled once by `cbroker_curl_start`.
 #include "CBrokerShims.h"
+#include "code_pages.h"
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -57,7 +58,9 @@ static atomic_int started;
 // them anyone could read the tokens in a captured exchange.
 static int start(char *error, size_t size) {
   unsetenv("SSLKEYLOGFILE");
+  cbroker_code_pages_before();
   if (cbroker_curl_resolve(CBROKER_LIBCURL, &process_api, error, size) != 0) return -1;
+  cbroker_code_pages_after();
   CURLcode code = process_api.global_init(CURL_GLOBAL_DEFAULT);
   if (code != CURLE_OK) {
     if (error != NULL && size > 0)
@@ -82,7 +85,11 @@ int cbroker_curl_start(char *error, size_t size) {
 curl_version_info_data *cbroker_curl_version_info(void) { return process_api.version_info(CURLVERSION_NOW); }
 CURL *cbroker_easy_init(void) { return process_api.easy_init(); }
 void cbroker_easy_cleanup(CURL *handle) { process_api.easy_cleanup(handle); }
-CURLcode cbroker_easy_perform(CURL *handle) { return process_api.easy_perform(handle); }
+CURLcode cbroker_easy_perform(CURL *handle) {
+  CURLcode code = process_api.easy_perform(handle);
+  cbroker_code_pages_used();
+  return code;
+}
 const char *cbroker_easy_strerror(CURLcode code) { return process_api.easy_strerror(code); }
 struct curl_slist *cbroker_slist_append(struct curl_slist *list, const char *line) {
   return process_api.slist_append(list, line);

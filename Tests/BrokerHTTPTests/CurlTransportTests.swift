@@ -174,6 +174,17 @@ import Testing
     #expect(ContinuousClock.now - start < .seconds(30))
   }
 
+  /// The agent gives back libcurl's code pages after a refresh: requests after that (TLS, so
+  /// OpenSSL's code runs again from the dropped pages) work as before, again and again.
+  @Test func requestsWorkAfterTheCodePagesAreGivenBack() async throws {
+    for _ in 0..<3 {
+      let reply = try await transport.send(
+        HTTPRequest(method: "GET", url: https("/json"), caFiles: [server.caFile]))
+      #expect(reply.status == 200)
+      #expect(CurlTransport.releaseCode() > 0)  // at least libcurl's own text
+    }
+  }
+
   @Test func libraryVersionNamesLibcurlAndTLS() {
     #expect(CurlTransport.libraryVersion.hasPrefix("libcurl/"))
     #expect(CurlTransport.libraryVersion.contains(" "))

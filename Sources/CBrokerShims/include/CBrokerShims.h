@@ -43,6 +43,12 @@ int cbroker_curl_resolve(const char *name, cbroker_curl_api *api, char *error, s
 /// called only after this returned 0.
 int cbroker_curl_start(char *error, size_t size);
 
+/// Drops the code pages of libcurl and the libraries it brought in from this process's resident
+/// set (madvise MADV_DONTNEED on their read-only segments: code, constants; they stay in the page cache
+/// and come back as minor faults at the next request), if a transfer ran since the last call.
+/// Returns the bytes of mappings advised, 0 when there was nothing to do (one atomic exchange).
+long cbroker_curl_release_code(void);
+
 /// libcurl's functions through the loaded table (names without the `curl_` of the originals).
 curl_version_info_data *cbroker_curl_version_info(void);
 CURL *cbroker_easy_init(void);
