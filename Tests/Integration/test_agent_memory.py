@@ -1,0 +1,50 @@
+"""The agent's resident memory (issue 11): libcurl is loaded at its first refresh, not at start,
+and the code of libcurl's tree that a refresh ran is given back after it (the warm answers of
+the next hour need none of it).
+"""
+import json
+import unittest
+
+from agent_flows import AgentTestCase
+
+
+def mappings(pid):
+    """[(permissions, path, resident KiB)] of the file mappings of `pid` (/proc/PID/smaps)."""
+    found, current = [], None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            if "-" in fields[0] and ":" not in fields[0]:
+                current = (fields[1], fields[5]) if len(fields) > 5 and fields[5].startswith("/") else None
+            elif fields[0] == "Rss:" and current:
+                found.append(current + (int(fields[1]),))
+    return found
+
+
+class AgentMemoryTest(AgentTestCase):
+
+    def test_libcurl_is_loaded_at_the_first_refresh_and_its_code_given_back_after_it(self):
+        self.signed_in()
+        self.assertEqual(self.run_broker("token", "get", "work", timeout=30).returncode, 0)
+        pid = self.agent_pid()
+        self.assertIsNotNone(pid)
+        try:
+            warm = mappings(pid)
+        except PermissionError:
+            self.skipTest("SKIPPED LOUDLY: the agent is not dumpable, so its smaps is root's to read")
+        self.assertEqual([m for m in warm if "libcurl" in m[1]], [], "a warm agent has libcurl mapped")
+        before = {path for _, path, _ in warm}
+        for round in range(2):
+            refreshes = len(self.refresh_requests())
+            r = self.run_broker("token", "get", "work", "--force-refresh", timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(self.refresh_requests()), refreshes + 1)
+            self.assertEqual(self.agent_pid(), pid, "the refresh ran in the agent")
+            loaded = [m for m in mappings(pid) if m[1] not in before]
+            self.assertTrue(any("libcurl.so" in path for _, path, _ in loaded), loaded)
+            resident_code = [(path, kib) for perms, path, kib in loaded if perms == "r-xp" and kib]
+            self.assertEqual(resident_code, [], "round %d: code of libcurl's tree still resident" % round)
+
+
+if __name__ == "__main__":
+    unittest.main()
