@@ -82,7 +82,10 @@ int cbroker_curl_start(char *error, size_t size) {
   return result;
 }
 
-curl_version_info_data *cbroker_curl_version_info(void) { return process_api.version_info(CURLVERSION_NOW); }
+curl_version_info_data *cbroker_curl_version_info(void) {
+  if (!atomic_load_explicit(&started, memory_order_acquire)) return NULL;
+  return process_api.version_info(CURLVERSION_NOW);
+}
 CURL *cbroker_easy_init(void) { return process_api.easy_init(); }
 void cbroker_easy_cleanup(CURL *handle) { process_api.easy_cleanup(handle); }
 CURLcode cbroker_easy_perform(CURL *handle) {

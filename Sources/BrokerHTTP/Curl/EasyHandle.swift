@@ -16,9 +16,9 @@ enum EasyHandle {
     return text
   }
 
-  /// The system CA bundle libcurl was built with, else Debian's. Only after `CurlLibrary.start()`.
+  /// The system CA bundle libcurl was built with, else (also when libcurl cannot be loaded) Debian's.
   static var systemCAPath: String {
-    if let info = cbroker_curl_version_info(), let path = info.pointee.cainfo {
+    if (try? CurlLibrary.start()) != nil, let info = cbroker_curl_version_info(), let path = info.pointee.cainfo {
       return String(cString: path)
     }
     return "/etc/ssl/certs/ca-certificates.crt"

@@ -39,8 +39,8 @@ int cbroker_curl_resolve(const char *name, cbroker_curl_api *api, char *error, s
 /// unsets SSLKEYLOGFILE, resolves CBROKER_LIBCURL into the table the shims below call through, and
 /// runs curl_global_init(CURL_GLOBAL_DEFAULT). 0 when libcurl is ready (at once after the first
 /// success); else -1 with why in `error` as for `cbroker_curl_resolve`, and the next call tries
-/// again (an agent outlives the `apt-get install` the message asks for). Every shim below may be
-/// called only after this returned 0.
+/// again (an agent outlives the `apt-get install` the message asks for). Every shim below but
+/// `cbroker_curl_version_info` and `cbroker_curl_release_code` may be called only after this returned 0.
 int cbroker_curl_start(char *error, size_t size);
 
 /// Drops the code pages of libcurl and the libraries it brought in from this process's resident
@@ -49,8 +49,9 @@ int cbroker_curl_start(char *error, size_t size);
 /// Returns the bytes of mappings advised, 0 when there was nothing to do (one atomic exchange).
 long cbroker_curl_release_code(void);
 
-/// libcurl's functions through the loaded table (names without the `curl_` of the originals).
+/// curl_version_info(CURLVERSION_NOW), or NULL before `cbroker_curl_start` succeeded.
 curl_version_info_data *cbroker_curl_version_info(void);
+/// libcurl's functions through the loaded table (names without the `curl_` of the originals).
 CURL *cbroker_easy_init(void);
 void cbroker_easy_cleanup(CURL *handle);
 CURLcode cbroker_easy_perform(CURL *handle);
