@@ -175,13 +175,15 @@ import Testing
   }
 
   /// The agent gives back libcurl's code pages after a refresh: requests after that (TLS, so
-  /// OpenSSL's code runs again from the dropped pages) work as before, again and again.
+  /// OpenSSL's code runs again from the dropped pages) work as before, again and again. (That the
+  /// pages do leave the agent's resident set: Tests/Integration/test_agent_memory.py; here other
+  /// tests' agent handlers release them too, so the count of bytes is not this test's to check.)
   @Test func requestsWorkAfterTheCodePagesAreGivenBack() async throws {
     for _ in 0..<3 {
       let reply = try await transport.send(
         HTTPRequest(method: "GET", url: https("/json"), caFiles: [server.caFile]))
       #expect(reply.status == 200)
-      #expect(CurlTransport.releaseCode() > 0)  // at least libcurl's own text
+      CurlTransport.releaseCode()
     }
   }
 
