@@ -7,13 +7,17 @@ import Testing
 /// is full: the phases a quick client never shows (a request in pieces, a stop mid-request, a
 /// full socket) are made here on purpose.
 @Suite struct SocketLoopTests {
-  /// Connects and sends `first`, waits `pause` ms, sends `rest`, then reads the reply to the end.
-  func slowExchange(_ socket: String, _ first: [UInt8], _ rest: [UInt8], pause: Int) async -> AgentClient.Exchange {
+  /// Connects and sends `first`, tells `sent`, waits `pause` ms, sends `rest`, then reads the
+  /// reply to the end.
+  func slowExchange(
+    _ socket: String, _ first: [UInt8], _ rest: [UInt8], pause: Int, sent: Counter = Counter()
+  ) async -> AgentClient.Exchange {
     await withCheckedContinuation { continuation in
       Thread0.run {
         guard case .connected(let fd) = AgentClient.connect(to: socket) else { return continuation.resume(returning: .failed(-1)) }
         defer { close(fd) }
         _ = first.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        sent.add()
         usleep(useconds_t(pause * 1000))
         continuation.resume(returning: AgentClient.exchange(fd: fd, request: rest, timeoutMilliseconds: 30_000))
       }
@@ -48,8 +52,12 @@ import Testing
     defer { listener.close() }
     let (server, task) = try serve(listener) { _ in AgentReply(exit: 5) }
     let request = try AgentRequest(operation: .status).encoded()
-    async let result = slowExchange(listener.socketPath, Array(request.prefix(3)), Array(request.dropFirst(3)), pause: 600)
-    try await Task.sleep(for: .milliseconds(200))
+    let sent = Counter()
+    async let result = slowExchange(listener.socketPath, Array(request.prefix(3)), Array(request.dropFirst(3)), pause: 2000, sent: sent)
+    // Stop once the client is connected and the loop has had time to accept it (a loaded
+    // machine took more than 200 ms to start the client's thread).
+    while sent.value == 0 { try await Task.sleep(for: .milliseconds(20)) }
+    try await Task.sleep(for: .milliseconds(500))
     server.stop()
     guard case .reply(let bytes) = await result else {
       Issue.record("the request being read at stop() was not answered")
