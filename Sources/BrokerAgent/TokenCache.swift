@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerProviders
+import BrokerWire
 
 /// What a cached access token is kept under: the account and the exact scope set. The account's
 /// configuration is stored with the token, so a token obtained under another tenant, client or
@@ -37,6 +38,16 @@ public actor TokenCache {
 
   private var entries: [TokenCacheKey: Entry] = [:]
   private var flights: [TokenCacheKey: Flight] = [:]
+  /// Bumped by every change of `entries` (`changed`), which forgets `answers`.
+  private var revision = 0
+  private struct KeptAnswer {
+    var reply: AgentReply
+    var configRevision: Int
+    var servedUntil: Int64
+  }
+  /// Whole answers to warm requests made from cached tokens, byte-for-byte the same request
+  /// answered again (the agent's answer memo, BrokerCLI's `AnswerRecorder` decides what is kept).
+  private var answers: [AgentRequest: KeptAnswer] = [:]
   /// Bumped by `drop`: a fetch started under an older generation is not cached.
   private var generations: [String: Int] = [:]
   /// The last fetch of each account, which the next one of that account waits for.
@@ -87,11 +98,49 @@ public actor TokenCache {
     return entry.token
   }
 
+  /// As `cached(_:account:needed:)`, with the cache's revision and the last Unix time at which the
+  /// token is still served from memory (its expiry less `needed`).
+  public func cachedWithRevision(
+    _ key: TokenCacheKey, account: AccountConfig, needed: @Sendable (IssuedToken) -> Int64
+  ) -> (token: IssuedToken, revision: Int, servedUntil: Int64)? {
+    guard let token = cached(key, account: account, needed: needed) else { return nil }
+    return (token, revision, token.expiresOn - needed(token))
+  }
+
+  /// The answer kept for `request` (`keep`), while it is still the answer: made under config
+  /// revision `configRevision`, nothing cached has changed since, and its token is still one
+  /// memory would serve.
+  public func answer(to request: AgentRequest, configRevision: Int) -> AgentReply? {
+    guard let kept = answers[request], kept.configRevision == configRevision else { return nil }
+    guard time.now <= kept.servedUntil else {
+      answers[request] = nil
+      return nil
+    }
+    return kept.reply
+  }
+
+  /// Keeps `reply` to `request`, made from one token taken from memory at `revision` and served
+  /// from memory until `servedUntil` (`cachedWithRevision`); ignored when the cache has changed
+  /// since. Every change forgets every kept answer; at most `answerCapacity` are kept.
+  public func keep(_ reply: AgentReply, to request: AgentRequest, configRevision: Int, revision: Int, servedUntil: Int64) {
+    guard revision == self.revision else { return }
+    if answers.count >= Self.answerCapacity { answers.removeAll() }
+    answers[request] = KeptAnswer(reply: reply, configRevision: configRevision, servedUntil: servedUntil)
+  }
+
+  public static let answerCapacity = 64
+
+  private func changed() {
+    revision += 1
+    answers.removeAll()  // also the secrets in them: none outlives a logout
+  }
+
   /// Forgets every cached token of `account` (of every account when nil); a fetch running now is
   /// not cached when it ends.
   public func drop(account: String?) {
     let accounts = account.map { [$0] } ?? Array(Set(entries.keys.map(\.account)).union(flights.keys.map(\.account)))
     for name in accounts { generations[name, default: 0] += 1 }
+    changed()
     entries = entries.filter { key, _ in account != nil && key.account != account }
     flights = flights.filter { key, _ in account != nil && key.account != account }
   }
@@ -102,6 +151,7 @@ public actor TokenCache {
   public func drop(account: String, token: Secret) -> Bool {
     let matching = entries.filter { $0.key.account == account && $0.value.token.accessToken == token }.keys
     for key in matching { entries[key] = nil }
+    if !matching.isEmpty { changed() }
     return !matching.isEmpty
   }
 
@@ -137,6 +187,7 @@ public actor TokenCache {
     if flights[key]?.id == id { flights[key] = nil }
     if let token, generations[key.account, default: 0] == generation {
       entries[key] = Entry(token: token, account: account)
+      changed()
       // Many distinct `--scope` sets over a long life: keep memory bounded by forgetting the
       // expired ones once there are more than a handful.
       if entries.count > 64 {

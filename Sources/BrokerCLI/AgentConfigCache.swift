@@ -15,22 +15,30 @@ final class AgentConfigCache: Sendable {
     var contents: [[UInt8]?]
     var errors: [Int32]
   }
-  private let last = Mutex<(Snapshot, BrokerConfig)?>(nil)
+  private let last = Mutex<(Snapshot, BrokerConfig, Int)?>(nil)
+  private let parses = Atomic<Int>(0)
 
   init() {}
 
   /// The parsed, validated config of `files` (as `KeyFileLoader.load` and `ConfigParser.parse`).
   /// - Throws: `ConfigError`.
   func config(files: [String], explicit: Bool) throws -> BrokerConfig {
+    try current(files: files, explicit: explicit).config
+  }
+
+  /// As `config(files:explicit:)`, with a revision that changes whenever the config is parsed
+  /// anew (equal revisions: the same files, byte for byte).
+  func current(files: [String], explicit: Bool) throws -> (config: BrokerConfig, revision: Int) {
     var snapshot = Snapshot(files: files, contents: [], errors: [])
     for file in files {
       let bytes = KeyFileReader.readFile(file, limit: 1 << 20)
       snapshot.contents.append(bytes)
       snapshot.errors.append(bytes == nil ? errno : 0)
     }
-    if let (kept, config) = last.withLock({ $0 }), kept == snapshot { return config }
+    if let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot { return (config, revision) }
     let config = try ConfigParser.parse(KeyFileLoader.load(paths: files, explicit: explicit))
-    last.withLock { $0 = (snapshot, config) }
-    return config
+    let revision = parses.add(1, ordering: .relaxed).newValue
+    last.withLock { $0 = (snapshot, config, revision) }
+    return (config, revision)
   }
 }

@@ -74,23 +74,32 @@ struct AgentRequestHandler: Sendable {
     // The front no longer reads the config when an agent answers: `agent = off` is honoured here,
     // and a config that does not load is the full program's error to report.
     let paths = BrokerPaths(environment: environment, uid: getuid())
-    guard let config = try? configs.config(files: paths.configFiles, explicit: paths.configIsExplicit),
+    guard let (config, configRevision) = try? configs.current(files: paths.configFiles, explicit: paths.configIsExplicit),
       config.settings.agent == .auto
     else { return .notServed }
+    for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
+    // `--verbose` answers say how long ago things happened: never kept.
+    let verbose = request.arguments.contains("--verbose") || environment["TOKENBROKER_VERBOSE"] == "1"
+    if !verbose, let kept = await cache.answer(to: request, configRevision: configRevision) { return kept }
     let output = Mutex<[UInt8]>([])
     let error = Mutex<[UInt8]>([])
-    for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
     let input = request.input
     var context = ProcessContext(
       environment: environment, uid: getuid(), readInput: { limit in input.count > limit ? nil : input },
       writeOutput: { text in output.withLock { $0.append(contentsOf: text.utf8) } },
       writeError: { text in error.withLock { $0.append(contentsOf: text.utf8) } }, isInteractive: false)
-    context.tokenSource = SharedTokenSource(cache: cache)
+    let recorder = verbose ? nil : AnswerRecorder()
+    context.tokenSource = SharedTokenSource(cache: cache, recorder: recorder)
     context.storeKeys = keys
     context.agentConfig = config
+    context.answerRecorder = recorder
     let status = await BrokerCommand.main(arguments: argv, context: context)
     // After a refresh, the warm answers of the next hour need none of libcurl's code.
     CurlTransport.releaseCode()
-    return AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
+    let reply = AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
+    if reply.exit == 0, let hit = recorder?.keepable {
+      await cache.keep(reply, to: request, configRevision: configRevision, revision: hit.revision, servedUntil: hit.servedUntil)
+    }
+    return reply
   }
 }

@@ -21,6 +21,8 @@ public struct ProcessContext: Sendable {
   /// Inside the agent: the config as this request found it (`AgentConfigCache`, its files read
   /// once per request), so the command does not read them again.
   var agentConfig: BrokerConfig? = nil
+  /// Inside the agent: whether this command's answer may be kept (`AnswerRecorder`).
+  var answerRecorder: AnswerRecorder? = nil
 
   public init(
     environment: [String: String], uid: UInt32, readInput: @escaping @Sendable (Int) -> [UInt8]?,

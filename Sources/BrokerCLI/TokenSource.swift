@@ -38,6 +38,8 @@ struct DirectTokenSource: AccessTokenSource {
 /// The agent's `TokenCache` in front of the token service (interface.md §8).
 struct SharedTokenSource: AccessTokenSource {
   let cache: TokenCache
+  /// Told where the token came from, so the agent can keep a pure answer (`AnswerRecorder`).
+  var recorder: AnswerRecorder? = nil
 
   func accessToken(
     account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, config: BrokerConfig,
@@ -50,9 +52,11 @@ struct SharedTokenSource: AccessTokenSource {
     let key = TokenCacheKey(account: name, scopes: requested)
     let token: IssuedToken
     let fetched = diagnostics.isOn ? Flag() : nil
-    if !forceRefresh, let cached = await cache.cached(key, account: account, needed: needed) {
-      token = cached
+    if !forceRefresh, let cached = await cache.cachedWithRevision(key, account: account, needed: needed) {
+      token = cached.token
+      recorder?.took((cached.revision, cached.servedUntil))
     } else {
+      recorder?.took(nil)
       let service = try service()
       token = try await cache.token(for: key, account: account, needed: needed, forceRefresh: forceRefresh) { force in
         fetched?.set()

@@ -1,5 +1,5 @@
 /// One request to the agent (keys in `AgentProtocol.Key`).
-public struct AgentRequest: Sendable, Equatable {
+public struct AgentRequest: Sendable, Hashable {
   public var operation: AgentOperation
   /// `run`: the program name (`tokenbroker`, `git-credential-tokenbroker`, …).
   public var name: String

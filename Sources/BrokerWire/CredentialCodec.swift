@@ -1,5 +1,5 @@
 /// One attribute of a credential message: `key=value`.
-public struct CredentialField: Sendable, Equatable {
+public struct CredentialField: Sendable, Hashable {
   public var key: String
   public var value: String
   public init(_ key: String, _ value: String) {

@@ -1,0 +1,90 @@
+import BrokerAgent
+@testable import BrokerCLI
+import BrokerCore
+import BrokerProviders
+import BrokerStore
+import BrokerTestSupport
+import BrokerWire
+import Foundation
+import Glibc
+import Testing
+
+/// Warm answers the agent keeps and gives again (`AnswerRecorder`, `TokenCache.keep`), through
+/// the agent's request handler: never past a change of the cache or the config, never verbose.
+@Suite struct AnswerRecorderTests {
+  let h: CLIHarness
+  let cache = TokenCache(time: FakeTime())
+  let handler: AgentRequestHandler
+  var configFile: String { h.directory + "/config/tokenbroker/config" }
+
+  init() throws {
+    h = try CLIHarness(config: fileStoreConfig)
+    let environment = [
+      "HOME": h.directory, "XDG_CONFIG_HOME": h.directory + "/config", "XDG_DATA_HOME": h.directory + "/data",
+      "XDG_RUNTIME_DIR": h.directory,
+    ]
+    handler = AgentRequestHandler(cache: cache, config: "", environment: environment, stop: {})
+  }
+
+  /// Puts `token` in the agent's memory for `work` as the config on disk now describes it.
+  private func remember(_ token: String) async throws {
+    let config = try ConfigParser.parse(KeyFileLoader.load(paths: ["/nonexistent", configFile], explicit: false))
+    let account = try #require(config.account(named: "work"))
+    let key = TokenCacheKey(account: "work", scopes: ScopeSet(account.scopes))
+    _ = try await cache.token(for: key, account: account, needed: 0, forceRefresh: true) { _ in
+      IssuedToken(account: "work", provider: .azure, accessToken: Secret(token), expiresOn: FakeTime().now + 3600, scopes: [], identity: nil)
+    }
+  }
+
+  private func tokenGet(_ extra: [String] = []) async -> AgentReply {
+    await handler.handle(.run(name: "tokenbroker", arguments: ["token", "get", "work"] + extra, config: "", input: []))
+  }
+
+  @Test func aWarmAnswerIsGivenAgainUntilTheCacheChanges() async throws {
+    try await remember("AT-A")
+    #expect(await tokenGet().output == Array("AT-A\n".utf8))
+    #expect(await tokenGet().output == Array("AT-A\n".utf8))  // the kept answer
+    _ = await handler.handle(AgentRequest(operation: .drop, account: "work"))  // logout, login
+    try await remember("AT-B")
+    #expect(await tokenGet().output == Array("AT-B\n".utf8))
+  }
+
+  /// An edited config is a new config: the kept answer is not given, the command runs again (here
+  /// the account moved tenant, so the token in memory is not for it and the store has none).
+  @Test func anEditedConfigIsNotAnsweredFromAKeptAnswer() async throws {
+    try await remember("AT-A")
+    #expect(await tokenGet().output == Array("AT-A\n".utf8))
+    #expect(await tokenGet().output == Array("AT-A\n".utf8))
+    try fileStoreConfig.replacingOccurrences(of: "provider = azure", with: "provider = azure\ntenant = other.example")
+      .write(toFile: configFile, atomically: true, encoding: .utf8)
+    let moved = await tokenGet()
+    #expect(moved.exit != 0)
+    #expect(moved.output.isEmpty)
+  }
+
+  @Test func verboseAnswersAreNeverKept() async throws {
+    try await remember("AT-A")
+    for _ in 0..<2 {
+      let reply = await tokenGet(["--verbose"])
+      #expect(reply.output == Array("AT-A\n".utf8))
+      #expect(String(decoding: reply.error, as: UTF8.self).contains("the agent's memory had the token"))
+    }
+  }
+
+  @Test func onlyAPureAnswerFromOneTokenInMemoryIsKeepable() {
+    let pure = AnswerRecorder()
+    pure.took((revision: 3, servedUntil: 100))
+    #expect(pure.keepable == nil)  // the command did not say its output is pure
+    pure.outputIsPure()
+    #expect(pure.keepable?.revision == 3)
+    let fetched = AnswerRecorder()
+    fetched.took(nil)
+    fetched.outputIsPure()
+    #expect(fetched.keepable == nil)
+    let two = AnswerRecorder()
+    two.took((revision: 3, servedUntil: 100))
+    two.took((revision: 3, servedUntil: 100))
+    two.outputIsPure()
+    #expect(two.keepable == nil)
+  }
+}
