@@ -7,8 +7,9 @@ import Synchronization
 /// The agent's config, parsed again only when a config file changed: every request still sees
 /// the config as it is now (interface.md §8), but a warm request costs a read of its files, not a
 /// GKeyFile parse and validation. A file is compared by its bytes (or the errno of opening it),
-/// never by time stamps, so an edit within the file system's clock tick is not missed. A config
-/// that fails to load is never kept: each request reports the error afresh.
+/// never by time stamps, so an edit within the file system's clock tick is not missed; a config
+/// with a file of `comparedBytes` or more is parsed anew on every request. A config that fails to
+/// load is never kept: each request reports the error afresh.
 final class AgentConfigCache: Sendable {
   private struct Snapshot: Equatable {
     var files: [String]
@@ -31,14 +32,19 @@ final class AgentConfigCache: Sendable {
   func current(files: [String], explicit: Bool) throws -> (config: BrokerConfig, revision: Int) {
     var snapshot = Snapshot(files: files, contents: [], errors: [])
     for file in files {
-      let bytes = KeyFileReader.readFile(file, limit: 1 << 20)
+      let bytes = KeyFileReader.readFile(file, limit: Self.comparedBytes)
       snapshot.contents.append(bytes)
       snapshot.errors.append(bytes == nil ? errno : 0)
     }
-    if let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot { return (config, revision) }
+    // A file read only in part cannot be compared: such a config is parsed anew every time.
+    let whole = snapshot.contents.allSatisfy { ($0?.count ?? 0) < Self.comparedBytes }
+    if whole, let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot { return (config, revision) }
     let config = try ConfigParser.parse(KeyFileLoader.load(paths: files, explicit: explicit))
     let revision = parses.add(1, ordering: .relaxed).newValue
-    last.withLock { $0 = (snapshot, config, revision) }
+    last.withLock { $0 = whole ? (snapshot, config, revision) : nil }
     return (config, revision)
   }
+
+  /// Bytes of each file read for the comparison (1 MiB).
+  static let comparedBytes = 1 << 20
 }

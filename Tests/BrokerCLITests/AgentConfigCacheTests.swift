@@ -23,6 +23,18 @@ import Testing
     #expect(edited.account(named: "wxrk") != nil)
   }
 
+  /// A file past the bytes compared is parsed anew each time: an edit after its first MiB (here
+  /// of comments) is seen too.
+  @Test func anEditPastTheComparedBytesIsSeen() throws {
+    let cache = AgentConfigCache()
+    let padding = String(repeating: "# " + String(repeating: "x", count: 76) + "\n", count: 1 << 14)
+    try (padding + fileStoreConfig).write(toFile: file, atomically: false, encoding: .utf8)
+    #expect(try cache.config(files: [file], explicit: true).account(named: "work") != nil)
+    try (padding + fileStoreConfig.replacingOccurrences(of: "[account work]", with: "[account wxrk]"))
+      .write(toFile: file, atomically: false, encoding: .utf8)
+    #expect(try cache.config(files: [file], explicit: true).account(named: "wxrk") != nil)
+  }
+
   @Test func aFailureIsReportedEveryTimeAndNeverKept() throws {
     let cache = AgentConfigCache()
     _ = try cache.config(files: [file], explicit: true)

@@ -88,6 +88,18 @@ class ConfigEditTest(AnswerMemoCase):
         self.assertNotEqual(self.git_password(fresh), token)
         self.assertNotEqual(self.run_broker("token", "get", "work").stdout, (token + "\n").encode())
 
+    def test_an_edit_past_the_first_mebibyte_of_a_large_config_is_seen(self):
+        """The config files are compared whole: a config of more than 1 MiB (a long comment
+        block, e.g. generated host lists) edited near its end is a new config."""
+        self.signed_in()
+        padding = ("# " + "x" * 76 + "\n") * (1 << 14)  # 1.25 MiB before the settings
+        self.edit_config(padding + self.default_config(extra_account="git-username = carol"))
+        self.assertEqual(fields(self.twice("get", input=GIT_GET))["username"], "carol")
+        self.edit_config(padding + self.default_config(extra_account="git-username = dave"))
+        self.assertEqual(fields(self.twice("get", input=GIT_GET))["username"], "dave")
+        self.edit_config(padding + self.default_config(extra_broker="agent = off", extra_account="git-username = erin"))
+        self.assertEqual(fields(self.twice("get", input=GIT_GET))["username"], "erin")
+
 
 class SignInChangeTest(AnswerMemoCase):
 
