@@ -4,14 +4,15 @@ at that moment (interface.md §8: every request with the config as it is now; lo
 revoke and git `erase` act at once, B20). Each request is asked twice first (the second answer is
 the kept one), then one thing its answer depends on changes, and it is asked again.
 
-`lock`/`unlock` after a kept answer: test_encrypted_store.py (its git get is a kept answer);
-another D-Bus session: test_agent_session.py (the bus is checked before any kept answer)."""
+Another D-Bus session: test_agent_session.py (the bus is checked before any kept answer)."""
 import json
 import os
+import subprocess
 import time
 import unittest
 
 from agent_flows import GIT_GET, AgentTestCase
+from harness import TOKENBROKER
 
 OTHER_GIT_GET = "protocol=https\nhost=other.example.test\n\n"
 AUTHTYPE_GIT_GET = "capability[]=authtype\n" + GIT_GET
@@ -124,8 +125,14 @@ class SignInChangeTest(AnswerMemoCase):
         self.assertNotEqual(at2, at1)
         self.assertEqual(self.git_password(self.twice("get", input=GIT_GET)), at2)
         self.assertEqual(self.twice("token", "get", "work").stdout, (at2 + "\n").encode())
-        # logout: nothing of the old sign-in is handed out; a new login: only its tokens.
-        self.assertEqual(self.run_broker("logout", "work").returncode, 0)
+        # logout while identical requests run: none of their answers is kept past it, and
+        # nothing of the old sign-in is handed out after; a new login: only its tokens.
+        logout = subprocess.Popen([TOKENBROKER, "logout", "work"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, env=self.env())
+        racing = self.run_many([("get",)] * 12, inputs=[GIT_GET] * 12)
+        self.assertEqual(logout.wait(60), 0)
+        for r in racing:
+            self.assertIn(r.returncode, (0, 3), r.stderr)
         for r in (self.twice("get", input=GIT_GET, code=3), self.twice("token", "get", "work", code=3)):
             self.assertEqual(r.stdout, b"")
         self.assertEqual(self.login_and_approve().returncode, 0)
@@ -242,6 +249,26 @@ hosts = sp.example.test
         again = self.twice("token", "get", "intranet").stdout.decode().strip()
         self.assertNotEqual(again, token)
         self.assertEqual(self.git_password(self.twice("get", input=site_get)), again)
+
+
+class EncryptedStoreLockTest(AnswerMemoCase):
+    keyring = False
+    passphrase = b"memo passphrase 5e21\n"
+
+    def test_lock_ends_every_kept_answer_and_unlock_serves_again(self):
+        self.write_config(self.default_config(extra_broker="store = encrypted-file"))
+        unlock = ("unlock", "--passphrase-fd", "0")
+        self.assertEqual(self.run_broker(*unlock, input=self.passphrase).returncode, 0)
+        rc, _, err = self.login()
+        self.assertEqual(rc, 0, err)
+        token = self.twice("token", "get", "work").stdout
+        self.assertEqual((self.git_password(self.twice("get", input=GIT_GET)) + "\n").encode(), token)
+        self.assertEqual(self.run_broker("lock").returncode, 0)
+        for r in (self.twice("token", "get", "work", code=5), self.twice("get", input=GIT_GET, code=5)):
+            self.assertEqual(r.stdout, b"")
+            self.assertIn(b"tokenbroker unlock", r.stderr)
+        self.assertEqual(self.run_broker(*unlock, input=self.passphrase).returncode, 0)
+        self.assertEqual(self.twice("token", "get", "work").stdout, token)  # from the store again
 
 
 if __name__ == "__main__":
