@@ -19,7 +19,11 @@ final class AgentConfigCache: Sendable {
   private let last = Mutex<(Snapshot, BrokerConfig, Int)?>(nil)
   private let parses = Atomic<Int>(0)
 
-  init() {}
+  private let read: @Sendable (String, Int) -> [UInt8]?
+
+  /// - Parameter read: a file's bytes (at least the limit's worth when it is that long), or nil
+  ///   when it cannot be opened: `KeyFileReader.readFile` (tests: a file edited right after).
+  init(read: @escaping @Sendable (String, Int) -> [UInt8]? = KeyFileReader.readFile) { self.read = read }
 
   /// The parsed, validated config of `files` (as `KeyFileLoader.load` and `ConfigParser.parse`).
   /// - Throws: `ConfigError`.
@@ -32,14 +36,20 @@ final class AgentConfigCache: Sendable {
   func current(files: [String], explicit: Bool) throws -> (config: BrokerConfig, revision: Int) {
     var snapshot = Snapshot(files: files, contents: [], errors: [])
     for file in files {
-      let bytes = KeyFileReader.readFile(file, limit: Self.comparedBytes)
+      let bytes = read(file, Self.comparedBytes)
       snapshot.contents.append(bytes)
       snapshot.errors.append(bytes == nil ? errno : 0)
     }
     // A file read only in part cannot be compared: such a config is parsed anew every time.
     let whole = snapshot.contents.allSatisfy { ($0?.count ?? 0) < Self.comparedBytes }
     if whole, let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot { return (config, revision) }
-    let config = try ConfigParser.parse(KeyFileLoader.load(paths: files, explicit: explicit))
+    // The very bytes compared are parsed: an edit between two reads cannot pair them with
+    // another file's config.
+    let raw =
+      whole
+      ? try KeyFileLoader.load(paths: files, contents: snapshot.contents, errors: snapshot.errors, explicit: explicit)
+      : try KeyFileLoader.load(paths: files, explicit: explicit)
+    let config = try ConfigParser.parse(raw)
     let revision = parses.add(1, ordering: .relaxed).newValue
     last.withLock { $0 = whole ? (snapshot, config, revision) : nil }
     return (config, revision)

@@ -35,6 +35,16 @@ import Testing
     #expect(try cache.config(files: [file], explicit: true).account(named: "wxrk") != nil)
   }
 
+  /// The bytes compared are the bytes parsed: a file edited right after it was read (here to
+  /// `wxrk`) gives the config of what was read, never the edit's config kept under the old bytes.
+  @Test func theBytesComparedAreTheBytesParsed() throws {
+    let read = Array(fileStoreConfig.utf8)
+    let cache = AgentConfigCache(read: { _, _ in read })
+    try fileStoreConfig.replacingOccurrences(of: "[account work]", with: "[account wxrk]")
+      .write(toFile: file, atomically: true, encoding: .utf8)
+    #expect(try cache.config(files: [file], explicit: true).account(named: "work") != nil)
+  }
+
   @Test func aFailureIsReportedEveryTimeAndNeverKept() throws {
     let cache = AgentConfigCache()
     _ = try cache.config(files: [file], explicit: true)

@@ -19,8 +19,23 @@ final class GKeyFileHandle {
   /// `g_key_file_load_from_file` with `G_KEY_FILE_KEEP_COMMENTS | G_KEY_FILE_KEEP_TRANSLATIONS`.
   func load(_ path: String) -> LoadResult {
     var error: UnsafeMutablePointer<GError>?
-    let flags = GKeyFileFlags(G_KEY_FILE_KEEP_COMMENTS.rawValue | G_KEY_FILE_KEEP_TRANSLATIONS.rawValue)
-    if g_key_file_load_from_file(pointer, path, flags, &error) != 0 { return .loaded }
+    if g_key_file_load_from_file(pointer, path, Self.flags, &error) != 0 { return .loaded }
+    return Self.result(error)
+  }
+
+  /// `g_key_file_load_from_data` of a file's bytes, with the flags of `load(_:)`.
+  func load(data bytes: [UInt8]) -> LoadResult {
+    var error: UnsafeMutablePointer<GError>?
+    let text = bytes + [0]  // a valid pointer also for an empty file
+    let loaded = text.withUnsafeBufferPointer { b in
+      b.withMemoryRebound(to: CChar.self) { g_key_file_load_from_data(pointer, $0.baseAddress, gsize(bytes.count), Self.flags, &error) }
+    }
+    return loaded != 0 ? .loaded : Self.result(error)
+  }
+
+  private static let flags = GKeyFileFlags(G_KEY_FILE_KEEP_COMMENTS.rawValue | G_KEY_FILE_KEEP_TRANSLATIONS.rawValue)
+
+  private static func result(_ error: UnsafeMutablePointer<GError>?) -> LoadResult {
     guard let error else { return .failed("unknown error") }
     defer { g_error_free(error) }
     if error.pointee.domain == g_file_error_quark() && error.pointee.code == Int32(G_FILE_ERROR_NOENT.rawValue) {

@@ -1,4 +1,5 @@
 public import BrokerCore
+internal import Glibc
 
 /// Reads the config files with GLib's GKeyFile (interface.md §2.1).
 ///
@@ -40,7 +41,29 @@ public enum KeyFileLoader {
   /// - Throws: as `load(paths:explicit:)`.
   public static func load(file path: String, required: Bool) throws -> RawConfig? {
     let keyFile = GKeyFileHandle()
-    switch keyFile.load(path) {
+    return try entries(of: keyFile, loaded: keyFile.load(path), path: path, required: required)
+  }
+
+  /// As `load(paths:explicit:)`, from the bytes of the files as already read: `contents[i]` of
+  /// `paths[i]`, or nil when opening it failed with `errors[i]` (an errno; `ENOENT`: missing).
+  /// - Throws: as `load(paths:explicit:)`.
+  public static func load(paths: [String], contents: [[UInt8]?], errors: [Int32], explicit: Bool) throws -> RawConfig {
+    var config = RawConfig()
+    for (i, path) in paths.enumerated() {
+      let keyFile = GKeyFileHandle()
+      let loaded: GKeyFileHandle.LoadResult =
+        contents[i].map { keyFile.load(data: $0) }
+        ?? (errors[i] == ENOENT ? .missing : .failed(String(cString: strerror(errors[i]))))
+      guard let raw = try entries(of: keyFile, loaded: loaded, path: path, required: explicit) else { continue }
+      config = config.merged(with: raw)
+    }
+    return config
+  }
+
+  private static func entries(of keyFile: GKeyFileHandle, loaded: GKeyFileHandle.LoadResult, path: String, required: Bool)
+    throws -> RawConfig?
+  {
+    switch loaded {
     case .missing:
       if required { throw ConfigError.unreadable(file: path, detail: "no such file") }
       return nil
