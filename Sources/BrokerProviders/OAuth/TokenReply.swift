@@ -32,7 +32,8 @@ enum TokenReply {
       refreshToken: b.refreshToken.flatMap { $0.isEmpty ? nil : Secret($0) },
       refreshTokenWasEmpty: b.refreshToken == "",
       scopes: scopes.isEmpty ? requested.items : scopes,
-      identity: b.idToken.flatMap(IDToken.identity(from:)), tokenType: tokenType, idToken: b.idToken.map(Secret.init))
+      identity: b.idToken.flatMap(IDToken.identity(from:)), tokenType: tokenType, idToken: b.idToken.map(Secret.init),
+      receivedAt: now)
   }
 
   private struct Body: Decodable {

@@ -117,7 +117,7 @@ extension TokenService {
     }
     let token = IssuedToken(
       account: name, provider: account.provider, tokenType: grant.tokenType, accessToken: grant.accessToken,
-      expiresOn: grant.expiresOn, scopes: requested.items, identity: identity, obtainedAt: time.now)
+      expiresOn: grant.expiresOn, scopes: requested.items, identity: identity, obtainedAt: grant.receivedAt ?? time.now)
     await cacheAccessToken(token, account)
     return token
   }

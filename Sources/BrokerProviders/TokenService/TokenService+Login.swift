@@ -72,7 +72,7 @@ extension TokenService {
     try await dropAccessTokens(account: name)
     let token = IssuedToken(
       account: name, provider: account.provider, tokenType: grant.tokenType, accessToken: grant.accessToken,
-      expiresOn: grant.expiresOn, scopes: scopes.items, identity: identity?.display, obtainedAt: time.now)
+      expiresOn: grant.expiresOn, scopes: scopes.items, identity: identity?.display, obtainedAt: grant.receivedAt ?? time.now)
     if grant.expiresOn > time.now {
       warnIfShortLived(token)
       await cacheAccessToken(token, account)

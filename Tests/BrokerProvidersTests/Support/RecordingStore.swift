@@ -10,7 +10,11 @@ actor RecordingStore: SecretStore {
   /// Saves of these kinds throw `StoreError.backend`.
   private(set) var failingSaves: Set<ItemKind> = []
 
+  /// Runs before every save (e.g. a clock that moves while the keyring writes).
+  private var beforeSave: (@Sendable () -> Void)?
+
   func failSaves(of kind: ItemKind) { failingSaves.insert(kind) }
+  func whenSaving(_ body: @escaping @Sendable () -> Void) { beforeSave = body }
 
   func load(_ key: ItemKey) async throws -> Secret? {
     log.append("load \(key)")
@@ -19,6 +23,7 @@ actor RecordingStore: SecretStore {
 
   func save(_ key: ItemKey, label: String, secret: Secret) async throws {
     log.append("save \(key)")
+    beforeSave?()
     if failingSaves.contains(key.kind) { throw StoreError.backend(detail: "test failure") }
     try await inner.save(key, label: label, secret: secret)
   }

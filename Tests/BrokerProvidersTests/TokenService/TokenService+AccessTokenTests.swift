@@ -44,6 +44,19 @@ import Testing
     #expect(try await h.store.accessRecord(h.scopes)?.accessToken == Secret("AT2"))
   }
 
+  /// The lifetime that caps the refresh margin is `expires_in`, counted from the reply, however
+  /// long the keyring then takes to store the rotated refresh token (a second passed there on a
+  /// loaded machine, and a 200 s token was reported as 199 s).
+  @Test func theLifetimeIsCountedFromTheReply() async throws {
+    let h = Harness([Fixtures.tokenReply(at: "AT2", rt: "RT2", expiresIn: "200")])
+    try await h.store.putRefreshToken("RT1")
+    let time = h.time
+    await h.store.whenSaving { time.advance(by: 2) }
+    let t = try await h.get()
+    #expect(t.expiresOn == Fixtures.start + 200)
+    #expect(t.lifetime == 200)
+  }
+
   @Test func minValidRaisesTheBar() async throws {
     let h = Harness([Fixtures.tokenReply(at: "AT2")])
     try await h.store.putRefreshToken("RT1")
