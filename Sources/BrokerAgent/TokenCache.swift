@@ -78,33 +78,27 @@ public actor TokenCache {
     for key: TokenCacheKey, account: AccountConfig, needed: @Sendable (IssuedToken) -> Int64, forceRefresh: Bool,
     fetch: @escaping @Sendable (_ forceRefresh: Bool) async throws -> IssuedToken
   ) async throws -> IssuedToken {
-    if !forceRefresh, let token = cached(key, account: account, needed: needed) { return token }
+    if !forceRefresh, let (token, _) = servable(key, account: account, needed: needed) { return token }
     let flight = flights[key] ?? startFetch(key, account: account, forceRefresh: forceRefresh, fetch: fetch)
     return try await flight.task.value
   }
 
-  /// The token cached for `key` when it is still valid for `needed` seconds and was obtained
-  /// under `account`'s current configuration; nil otherwise (nothing is started).
-  public func cached(_ key: TokenCacheKey, account: AccountConfig, needed: Int64) -> IssuedToken? {
-    cached(key, account: account, needed: { _ in needed })
-  }
-
-  /// As `cached(_:account:needed:)`, with `needed` computed for the cached token.
-  public func cached(_ key: TokenCacheKey, account: AccountConfig, needed: @Sendable (IssuedToken) -> Int64) -> IssuedToken? {
-    guard let entry = entries[key], entry.account == account, entry.token.expiresOn - time.now >= needed(entry.token)
-    else {
-      return nil
-    }
-    return entry.token
-  }
-
-  /// As `cached(_:account:needed:)`, with the cache's revision and the last Unix time at which the
-  /// token is still served from memory (its expiry less `needed`).
+  /// The token cached for `key` when it was obtained under `account`'s current configuration
+  /// and is still valid for `needed` seconds (nil otherwise; nothing is started), with the
+  /// cache's revision and the last Unix time at which memory still serves it (its expiry less
+  /// `needed`).
   public func cachedWithRevision(
     _ key: TokenCacheKey, account: AccountConfig, needed: @Sendable (IssuedToken) -> Int64
   ) -> (token: IssuedToken, revision: Int, servedUntil: Int64)? {
-    guard let token = cached(key, account: account, needed: needed) else { return nil }
-    return (token, revision, token.expiresOn - needed(token))
+    servable(key, account: account, needed: needed).map { ($0.token, revision, $0.servedUntil) }
+  }
+
+  private func servable(
+    _ key: TokenCacheKey, account: AccountConfig, needed: (IssuedToken) -> Int64
+  ) -> (token: IssuedToken, servedUntil: Int64)? {
+    guard let entry = entries[key], entry.account == account else { return nil }
+    let servedUntil = entry.token.expiresOn - needed(entry.token)
+    return time.now <= servedUntil ? (entry.token, servedUntil) : nil
   }
 
   /// The answer kept for `request` (`keep`), while it is still the answer: made under config
@@ -129,6 +123,9 @@ public actor TokenCache {
   }
 
   public static let answerCapacity = 64
+
+  /// How many answers are kept (tests).
+  public var keptAnswers: Int { answers.count }
 
   private func changed() {
     revision += 1
