@@ -78,9 +78,8 @@ struct AgentRequestHandler: Sendable {
       config.settings.agent == .auto
     else { return .notServed }
     for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
-    // `--verbose` answers say how long ago things happened: never kept.
-    let verbose = request.arguments.contains("--verbose") || environment["TOKENBROKER_VERBOSE"] == "1"
-    if !verbose, let kept = await cache.answer(to: request, configRevision: configRevision) { return kept }
+    // Kept only for a run that said its answer is pure (`Runtime.answerIsPure`, never verbose).
+    if let kept = await cache.answer(to: request, configRevision: configRevision) { return kept }
     let output = Mutex<[UInt8]>([])
     let error = Mutex<[UInt8]>([])
     let input = request.input
@@ -88,7 +87,7 @@ struct AgentRequestHandler: Sendable {
       environment: environment, uid: getuid(), readInput: { limit in input.count > limit ? nil : input },
       writeOutput: { text in output.withLock { $0.append(contentsOf: text.utf8) } },
       writeError: { text in error.withLock { $0.append(contentsOf: text.utf8) } }, isInteractive: false)
-    let recorder = verbose ? nil : AnswerRecorder()
+    let recorder = AnswerRecorder()
     context.tokenSource = SharedTokenSource(cache: cache, recorder: recorder)
     context.storeKeys = keys
     context.agentConfig = config
@@ -97,7 +96,7 @@ struct AgentRequestHandler: Sendable {
     // After a refresh, the warm answers of the next hour need none of libcurl's code.
     CurlTransport.releaseCode()
     let reply = AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
-    if reply.exit == 0, let hit = recorder?.keepable {
+    if reply.exit == 0, let hit = recorder.keepable {
       await cache.keep(reply, to: request, configRevision: configRevision, revision: hit.revision, servedUntil: hit.servedUntil)
     }
     return reply

@@ -41,6 +41,13 @@ final class Runtime {
     return config
   }
 
+  /// The command's answer depends on nothing but its request, the config and the one token it
+  /// took: inside the agent it may be given again to the same request (`AnswerRecorder`); never
+  /// a `--verbose` one, whose lines say how long ago things happened.
+  func answerIsPure() {
+    if !diagnostics.isOn { context.answerRecorder?.outputIsPure() }
+  }
+
   /// The configured store: the Secret Service, the plaintext file when `store = file`, or with
   /// `store = encrypted-file` the agent's (`AgentHeldStore`; inside the agent, the file itself).
   func store() throws -> any SecretStore {

@@ -43,7 +43,7 @@ enum GitHelperCommand {
     }
     reply.append(CredentialField("password_expiry_utc", String(token.expiresOn)))
     runtime.context.writeOutput(String(decoding: try CredentialCodec.encode(reply), as: UTF8.self))
-    runtime.context.answerRecorder?.outputIsPure()
+    runtime.answerIsPure()
     return .success
   }
 

@@ -32,7 +32,7 @@ enum TokenCommand {
       account: account, scopes: scopes.isEmpty ? nil : ScopeSet(scopes), minValid: try a.seconds("min-valid"),
       forceRefresh: a.flag("force-refresh"))
     runtime.context.writeOutput(format.render(token, execCredential: execVersion))
-    runtime.context.answerRecorder?.outputIsPure()  // absolute times only (expires_on, expirationTimestamp)
+    runtime.answerIsPure()  // absolute times only (expires_on, expirationTimestamp)
     return .success
   }
 }
