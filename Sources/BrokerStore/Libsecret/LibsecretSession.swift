@@ -37,14 +37,17 @@ final class LibsecretSession {
   /// `xdg:schema` names another schema are dropped instead.
   ///
   /// An item deleted between the service's answer and the load of its properties (a `logout`
-  /// racing this call) fails the whole libsecret search; the search is then made again, after a
-  /// pause that grows from 10 to 100 ms, until it no longer meets a vanishing item or the store's
-  /// deadline passes (a logout deleting many items on a loaded machine outlasted three quick
-  /// attempts: `token get` exited 5 instead of 0 or 3).
+  /// racing this call) fails the whole libsecret search; the search is then made again, up to
+  /// `searchAttempts` times after a pause that grows from 10 to 100 ms (about 0.6 s in all: a
+  /// logout deleting many items on a loaded machine outlasted three quick attempts, and `token
+  /// get` exited 5). The same error after that is not a race but a broken item or service, and
+  /// is reported as it is.
   func search(_ attributes: [(String, String)]) throws(StoreError) -> [LibsecretItem] {
     let table = AttributeTable(attributes)
     var pause: UInt32 = 10_000  // µs
+    var attempts = 0
     while true {
+      attempts += 1
       var error: UnsafeMutablePointer<GError>?
       let list = secret_service_search_sync(
         servicePointer, nil, table.pointer, SECRET_SEARCH_ALL, deadline.cancellable, &error)
@@ -55,7 +58,7 @@ final class LibsecretSession {
         node = n.pointee.next
       }
       g_list_free(list)
-      if let e = error, !deadline.expired, isNoSuchObject(e) {
+      if let e = error, attempts < Self.searchAttempts, !deadline.expired, isNoSuchObject(e) {
         g_error_free(e)
         usleep(pause)  // this runs on the store's own thread, never on the cooperative pool
         pause = min(pause * 2, 100_000)
@@ -66,6 +69,9 @@ final class LibsecretSession {
       return items.filter { $0.isLocked || ($0.attributes["xdg:schema"] ?? schema) == schema }
     }
   }
+
+  /// How many times `search` runs while items vanish under it.
+  static let searchAttempts = 8
 
   /// Consumes `error` and returns true when it says the addressed item is gone (`isNoSuchObject`);
   /// any other error is thrown.
