@@ -30,7 +30,10 @@ enum OIDCIDToken {
     if let nonce, !(claims.nonce.map { AuthorizationRedirect.constantTimeEqual($0, nonce) } ?? false) {
       throw fail("its nonce does not match the one sent")
     }
-    guard let identity = IDToken.identity(from: jwt) else { throw fail("it names nobody (no sub)") }
+    // OpenID Connect Core §2: `sub` is required (an `email` alone does not name the user).
+    guard claims.sub?.isEmpty == false, let identity = IDToken.identity(from: jwt) else {
+      throw fail("it names nobody (no sub)")
+    }
     return identity
   }
 
@@ -40,8 +43,9 @@ enum OIDCIDToken {
     var azp: String?
     var exp: Int64?
     var nonce: String?
+    var sub: String?
 
-    enum CodingKeys: String, CodingKey { case iss, aud, azp, exp, nonce }
+    enum CodingKeys: String, CodingKey { case iss, aud, azp, exp, nonce, sub }
 
     init(from decoder: any Decoder) throws {
       let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -54,6 +58,7 @@ enum OIDCIDToken {
       azp = c.lenientString(.azp)
       exp = c.lenientInt(.exp).map(Int64.init)
       nonce = c.lenientString(.nonce)
+      sub = c.lenientString(.sub)
     }
   }
 }

@@ -132,7 +132,6 @@ public struct OIDCProvider: OAuthProvider {
         jwt.revealed, issuer: issuer, clientID: clientID, nonce: nonce, now: time.now, account: account.name)
       return grant
     }
-    grant.identity = nil
     return await UserInfo(client: client, url: metadata.userinfoEndpoint).withIdentity(grant)
   }
 }
@@ -144,7 +143,8 @@ enum OIDCScopes {
   static func wire(_ requested: ScopeSet, _ account: AccountConfig, _ metadata: OIDCMetadata) -> String {
     var items = requested.items
     if let supported = metadata.scopesSupported, !supported.isEmpty {
-      if account.scopes == AccountConfig.defaultScopes(.oidc) { items = items.filter(supported.contains) }
+      // Only the default list is cut: scopes the user named (`scopes`, `--scope`) are sent as named.
+      if requested == ScopeSet(AccountConfig.defaultScopes(.oidc)) { items = items.filter(supported.contains) }
       if supported.contains("offline_access") && !items.contains("offline_access") { items.append("offline_access") }
     }
     return items.joined(separator: " ")

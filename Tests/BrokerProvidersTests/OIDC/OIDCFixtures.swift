@@ -39,10 +39,12 @@ enum OIDCFixtures {
     return a
   }
 
-  static func idToken(nonce: String? = nil, aud: String = clientID, iss: String = issuer, exp: Int64 = Fixtures.start + 3600)
-    -> String
-  {
-    var claims = #""iss":"\#(iss)","aud":"\#(aud)","exp":\#(exp),"sub":"u-1","preferred_username":"alice""#
+  static func idToken(
+    nonce: String? = nil, aud: String = clientID, iss: String = issuer, exp: Int64 = Fixtures.start + 3600,
+    sub: String? = "u-1"
+  ) -> String {
+    var claims = #""iss":"\#(iss)","aud":"\#(aud)","exp":\#(exp),"preferred_username":"alice""#
+    if let sub { claims += #","sub":"\#(sub)""# }
     if let nonce { claims += #","nonce":"\#(nonce)""# }
     return Fixtures.jwt("{" + claims + "}")
   }

@@ -57,7 +57,8 @@ import Testing
 
   @Test func anIDTokenForAnotherClientOrIssuerIsRefused() async throws {
     for jwt in [OIDCFixtures.idToken(aud: "other"), OIDCFixtures.idToken(iss: "https://evil.example.test"),
-                OIDCFixtures.idToken(exp: Fixtures.start - 3600)] {
+                OIDCFixtures.idToken(exp: Fixtures.start - 3600),
+                OIDCFixtures.idToken(sub: nil), OIDCFixtures.idToken(sub: "")] {  // Core §2: sub is required
       let transport = OIDCFixtures.transport([Fixtures.deviceReply(interval: "1"), token(idToken: jwt)])
       let p = try OIDCFixtures.provider(transport)
       let started = try await p.startDeviceAuthorization(scopes: scopes)
@@ -67,6 +68,18 @@ import Testing
       guard case .loginFailed(_, let reason) = error else { Issue.record("\(String(describing: error))"); continue }
       #expect(reason.contains("ID token"))
     }
+  }
+
+  /// Only the default scope list is cut to `scopes_supported`; scopes the user named are sent as
+  /// named (offline_access added where listed).
+  @Test func onlyTheDefaultScopesAreCutToWhatTheServerLists() throws {
+    let metadata = try #require(OIDCMetadata.parse(
+      Array(OIDCFixtures.document(scopes: ["openid", "offline_access"]).utf8), overrides: EndpointOverrides()))
+    let account = OIDCFixtures.account()
+    let defaults = ScopeSet(AccountConfig.defaultScopes(.oidc))
+    #expect(Set(OIDCScopes.wire(defaults, account, metadata).split(separator: " ")) == ["openid", "offline_access"])
+    let named = ScopeSet(["openid", "api://orders/read"])
+    #expect(OIDCScopes.wire(named, account, metadata).split(separator: " ").contains("api://orders/read"))
   }
 
   @Test func theBrowserSignInSendsANonceAndTheIDTokenMustCarryIt() async throws {
