@@ -43,8 +43,10 @@ import Testing
   @Test func aWarmAnswerIsGivenAgainUntilTheCacheChanges() async throws {
     try await remember("AT-A")
     #expect(await tokenGet().output == Array("AT-A\n".utf8))
+    #expect(await cache.keptAnswers == 1)
     #expect(await tokenGet().output == Array("AT-A\n".utf8))  // the kept answer
     _ = await handler.handle(AgentRequest(operation: .drop, account: "work"))  // logout, login
+    #expect(await cache.keptAnswers == 0)
     try await remember("AT-B")
     #expect(await tokenGet().output == Array("AT-B\n".utf8))
   }
@@ -69,6 +71,9 @@ import Testing
       #expect(reply.output == Array("AT-A\n".utf8))
       #expect(String(decoding: reply.error, as: UTF8.self).contains("the agent's memory had the token"))
     }
+    #expect(await cache.keptAnswers == 0)
+    _ = await tokenGet(["--format", "json"])  // the same command without --verbose is kept
+    #expect(await cache.keptAnswers == 1)
   }
 
   @Test func onlyAPureAnswerFromOneTokenInMemoryIsKeepable() {

@@ -74,7 +74,7 @@ class ConfigEditTest(AnswerMemoCase):
             f.write(self.default_config(extra_account="git-username = bob"))
         self.assertEqual(fields(self.twice("get", input=GIT_GET, env=self.env(TOKENBROKER_CONFIG=elsewhere)))
                          ["username"], "bob")
-        self.assertNotEqual(fields(self.twice("get", input=GIT_GET)).get("username"), "bob")
+        self.assertNotIn(b"username=bob\n", self.twice("get", input=GIT_GET).stdout)
 
     def test_agent_off_is_honoured_before_any_kept_answer(self):
         """With `agent = off` the full program answers from the keyring: its cached access
@@ -174,8 +174,8 @@ class ExpiryTest(AnswerMemoCase):
         again, expires = self.token_json()
         self.assertNotEqual(again, token)
         self.assertGreater(len(self.refresh_requests()), refreshes)
-        held, _ = self.token_json("--min-valid", "5")
-        self.sleep_until(expires - 5 + 1.1)
+        held, held_expires = self.token_json("--min-valid", "5")  # may be a new token on a slow machine
+        self.sleep_until(held_expires - 5 + 1.1)
         self.assertNotEqual(self.token_json("--min-valid", "5")[0], held)
         git = self.git_password(self.run_broker("get", input=GIT_GET))
         self.assertTrue(self.emu.validate_access_token(git))
