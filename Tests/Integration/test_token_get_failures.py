@@ -191,8 +191,9 @@ class RefreshFailureTest(FlowTestCase):
     def test_a_core_without_libcurl_fails_only_where_it_makes_a_request(self):
         """libcurl is loaded at the first request, not linked: with a `libcurl.so.4` that is not
         libcurl (zlib, without its functions) first on the search path, `accounts` still answers;
-        the refresh fails at once with exit 4 and one line naming the file, the missing function
-        and the package to install; nothing is sent or deleted, and with the real one it works."""
+        the refresh and a device sign-in fail at once with exit 4 and the same one line naming the
+        file, the missing function and the package to install; nothing is sent or deleted, and
+        with the real one it works."""
         zlib = (glob.glob("/usr/lib/*/libz.so.1") + glob.glob("/lib/*/libz.so.1"))[0]
         fake = os.path.join(self.tmp, "not-libcurl")
         os.mkdir(fake)
@@ -201,12 +202,14 @@ class RefreshFailureTest(FlowTestCase):
         status = self.run_broker("accounts", env=env, timeout=30)
         self.assertEqual(status.returncode, 0, status.stderr)
         before = len(self.refresh_requests())
-        r = self.run_broker("token", "get", "work", env=env, timeout=60)
-        self.assert_failed(r, 4)
         # The file is named as the loader knows it: the link, or zlib's path when already loaded.
         found = r"(%s|/\S*/libz\.so\.1)" % re.escape(os.path.join(fake, "libcurl.so.4"))
-        self.assertRegex(r.stderr.decode(), r"^tokenbroker: could not load libcurl \(libcurl\.so\.4 at %s has no "
-                         r"function curl_global_init\); install libcurl4 \(Debian: apt-get install libcurl4\)\n$" % found)
+        for args in (["token", "get", "work"], ["login", "work", "--device-code"]):
+            r = self.run_broker(*args, env=env, timeout=60)
+            self.assert_failed(r, 4)
+            self.assertRegex(r.stderr.decode(), r"^tokenbroker: could not load libcurl \(libcurl\.so\.4 at %s has no "
+                             r"function curl_global_init\); install libcurl4 \(Debian: apt-get install libcurl4\)\n$"
+                             % found)
         self.assertEqual(len(self.refresh_requests()), before)
         self.assertEqual(self.stored_refresh_token(), self.rt)
         # The agent the front started for these calls has the same search path: stopped, the

@@ -4,7 +4,8 @@ import BrokerProviders
 /// `tokenbroker revoke ACCOUNT` (interface.md §3, §6; RFC 7009; bug-cases.md B21): revokes the
 /// grant at the provider where it has an endpoint (Google), then signs out locally in every case.
 /// A failed revocation (network, 5xx, a refusal) still signs out locally and exits 4, saying that
-/// the grant may remain at the provider and where to remove it. Azure AD has no revocation
+/// the grant may remain at the provider and where to remove it; without libcurl nothing is tried
+/// and nothing signed out (exit 4, the loader's line). Azure AD has no revocation
 /// endpoint (protocols.md §2.10): local sign-out, exit 0.
 enum RevokeCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {

@@ -68,9 +68,8 @@ struct TokenEndpointClient: Sendable {
   }
 
   /// One POST, classified.
-  /// - Throws: `HTTPError.libraryUnavailable` (no request can be made at all: nothing the
-  ///   provider did, not worth a retry), `CancellationError` and any error of the transport that
-  ///   is not an `HTTPError`.
+  /// - Throws: `HTTPError.libraryUnavailable` (see `classify`), `CancellationError` and any error
+  ///   of the transport that is not an `HTTPError`.
   func exchange(url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String]) async throws
     -> EndpointExchange
   {
@@ -83,8 +82,7 @@ struct TokenEndpointClient: Sendable {
     do {
       response = try await transport.send(request)
     } catch let error as HTTPError {
-      if case .libraryUnavailable = error { throw error }
-      return Self.classify(error, host: host)
+      return try Self.classify(error, host: host)
     }
     let status = response.status
     if (200..<300).contains(status) {
@@ -113,9 +111,15 @@ struct TokenEndpointClient: Sendable {
     return min(max(0, seconds), maxRetryAfter)
   }
 
-  static func classify(_ error: HTTPError, host: String) -> EndpointExchange {
+  /// What a failure below HTTP is to every provider flow (token, device and revocation endpoints
+  /// here, discovery in `OIDCDiscovery`): worth another try, or the provider's unavailability.
+  /// - Throws: `HTTPError.libraryUnavailable` as it is: no request can be made at all, which is
+  ///   nothing the provider did and not worth a retry; BrokerCLI's `ErrorMapping` says it (exit 4,
+  ///   what to install) the same way from every flow.
+  static func classify(_ error: HTTPError, host: String) throws(HTTPError) -> EndpointExchange {
     switch error {
-    case .invalidURL, .insecureURL, .tls, .caFile, .libraryUnavailable: return .failed(.unavailable(host: host, detail: error.description))
+    case .libraryUnavailable: throw error
+    case .invalidURL, .insecureURL, .tls, .caFile: return .failed(.unavailable(host: host, detail: error.description))
     case .timedOut: return .transient(what: "no answer in time", remedy: "try again later", retryAfter: nil)
     case .cannotConnect:
       return .transient(what: "cannot connect", remedy: "check the network and proxy settings", retryAfter: nil)

@@ -29,7 +29,8 @@ struct OIDCDiscovery: Sendable {
 
   /// - Throws: `ConfigError.invalid` (exit 64) naming the issuer: no document at either place
   ///   (404, not JSON, no `token_endpoint`) or one whose `issuer` differs (named too);
-  ///   `ProviderError.unavailable` (exit 4): unreachable, timeout, TLS, 5xx, 429. Nothing is
+  ///   `ProviderError.unavailable` (exit 4): unreachable, timeout, TLS, 5xx, 429;
+  ///   `HTTPError.libraryUnavailable` as it is (`TokenEndpointClient.classify`). Nothing is
   ///   deleted either way.
   func metadata() async throws -> OIDCMetadata {
     let now = time.now
@@ -59,6 +60,8 @@ struct OIDCDiscovery: Sendable {
     do {
       response = try await transport.send(request)
     } catch let error as HTTPError {
+      // The rule of every flow (`classify`): a missing libcurl as it is, TLS and URL faults as such.
+      if case .failed(let failure) = try TokenEndpointClient.classify(error, host: host) { throw failure }
       throw ProviderError.unavailable(host: host, detail: "its discovery document could not be fetched (\(error))")
     }
     if response.status >= 500 || response.status == 408 || response.status == 429 {

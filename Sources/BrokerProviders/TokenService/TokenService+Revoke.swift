@@ -24,6 +24,9 @@ extension TokenService {
   /// - Returns: the outcome, or the failure (never thrown, so the local sign-out always follows).
   /// - Throws: `ConfigError.unknownAccount`; `StoreError` when the token cannot be read (a locked
   ///   keyring: then nothing is revoked and nothing deleted). A corrupt item counts as none.
+  ///   `HTTPError.libraryUnavailable` when no request can be made at all (libcurl missing): then
+  ///   nothing was tried, so the caller signs nothing out and the user can revoke once it is
+  ///   installed.
   public func revokeAtProvider(account name: String) async throws -> RevocationReport {
     let account = try config.requireAccount(name)
     let record: RefreshTokenRecord?
