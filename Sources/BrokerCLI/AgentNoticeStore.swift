@@ -43,10 +43,11 @@ struct AgentNoticeStore: SecretStore {
   }
 }
 
-/// One request to a running agent from tokenbroker-core, on a dispatch queue (never the
-/// cooperative pool: connect and poll block), bounded by `bound`.
+/// One request to a running agent from tokenbroker-core, on a concurrent dispatch queue (never
+/// the cooperative pool: connect and poll block; one slow request never holds up another, e.g.
+/// `exec`'s Azure and Google endpoints), bounded by `bound`.
 enum AgentCall {
-  private static let queue = DispatchQueue(label: "tokenbroker.agent.call")
+  private static let queue = DispatchQueue(label: "tokenbroker.agent.call", attributes: .concurrent)
   /// Bound for one request, in ms (a running agent answers `drop`, `status`, `stop` at once).
   static let bound = 5000
 

@@ -3,7 +3,6 @@ import BrokerCore
 import BrokerProviders
 import BrokerSystem
 import BrokerWire
-import Glibc
 import Synchronization
 
 /// Where `tokenbroker exec`'s endpoints take tokens from (interface.md §9): the running agent,
@@ -11,6 +10,10 @@ import Synchronization
 /// every process shares its cache and single-flight refresh; when no agent serves the call (none
 /// runs, `agent = off`, another config), this process's own `TokenCache` in front of the token
 /// service, so concurrent SDK calls of this COMMAND still cause one refresh.
+///
+/// The store, libcurl and the token service are built on the first call the agent does not serve,
+/// never while it serves them all; after the agent declined once (or none answered), every later
+/// call goes straight to the local path, for the life of the exec.
 final class ExecTokens: Sendable {
   /// How to reach the agent: its socket, the explicit config (absolute, or ""), the D-Bus address.
   struct AgentLink: Sendable {
@@ -19,31 +22,45 @@ final class ExecTokens: Sendable {
     var bus: String
   }
 
-  let service: TokenService
+  /// Sends one request to the agent: its reply, or nil when none answers (`AgentCall.send`).
+  typealias Ask = @Sendable (AgentRequest) async -> AgentReply?
+
+  let config: BrokerConfig
   let local: SharedTokenSource
-  let agent: AgentLink?
   /// Writes a failure's line to tokenbroker's stderr, once per distinct message.
   let report: @Sendable (String) -> Void
+  private let agent: (link: AgentLink, ask: Ask)?
+  private let build: @Sendable () throws -> TokenService
+  private let built = Mutex<TokenService?>(nil)
+  private let agentDeclined = Mutex(false)
   private let identities = Mutex<[String: String]>([:])
 
-  /// How long a connected agent may take to answer, in ms (as the front allows).
-  static let replyBound = 180_000
-
-  init(service: TokenService, agent: AgentLink?, report: @escaping @Sendable (String) -> Void) {
-    self.service = service
+  /// - Parameters:
+  ///   - config: the validated config of this exec.
+  ///   - service: builds the token service (and its store), called at most once, on first need.
+  ///   - agent: the agent to ask first, or nil (`agent = off`).
+  ///   - ask: how a request reaches it (default: `AgentCall.send` bounded by
+  ///     `AgentProtocol.replyBound`).
+  init(
+    config: BrokerConfig, service: @escaping @Sendable () throws -> TokenService, agent: AgentLink?, ask: Ask? = nil,
+    report: @escaping @Sendable (String) -> Void
+  ) {
+    self.config = config
+    self.build = service
     self.local = SharedTokenSource(cache: TokenCache(time: SystemTime()))
-    self.agent = agent
+    self.agent = agent.map { link in
+      (link, ask ?? { await AgentCall.send($0, to: link.socket, bound: AgentProtocol.replyBound) })
+    }
     self.report = report
   }
 
   /// A token of `account` for `scopes` (nil: the account's), as `token get` would hand it out.
   func token(account: String, scopes: [String]?) async -> Result<EndpointToken, EndpointFailure> {
-    if let agent, let answer = await viaAgent(agent, account: account, scopes: scopes) { return answer }
+    if let answer = await viaAgent(account: account, scopes: scopes) { return answer }
     do {
-      let service = self.service
       let t = try await local.accessToken(
         account: account, scopes: scopes.map { ScopeSet($0) }, minValid: nil, forceRefresh: false,
-        config: service.config, diagnostics: .off, service: { service })
+        config: config, diagnostics: .off, service: service)
       if let identity = t.identity { identities.withLock { $0[account] = identity } }
       return .success(EndpointToken(accessToken: t.accessToken, expiresOn: t.expiresOn))
     } catch {
@@ -52,11 +69,21 @@ final class ExecTokens: Sendable {
     }
   }
 
+  /// The token service, built on the first call that needs it.
+  private func service() throws -> TokenService {
+    try built.withLock { built in
+      if let built { return built }
+      let service = try build()
+      built = service
+      return service
+    }
+  }
+
   /// The signed-in identity of `account` (Google: the email), from the stored sign-in.
   func identity(account: String) async -> Result<String, EndpointFailure> {
     if let known = identities.withLock({ $0[account] }) { return .success(known) }
     do {
-      guard let identity = try await service.status(account: account).identity else {
+      guard let identity = try await service().status(account: account).identity else {
         let e = ProviderError.signInRequired(account: account, reason: ProviderError.notSignedIn)
         return .failure(failure(ExitStatus.signInRequired.rawValue, e.description))
       }
@@ -68,18 +95,19 @@ final class ExecTokens: Sendable {
     }
   }
 
-  /// The agent's answer, or nil when no agent serves the call (then this process fetches).
-  private func viaAgent(_ link: AgentLink, account: String, scopes: [String]?) async -> Result<
-    EndpointToken, EndpointFailure
-  >? {
+  /// The agent's answer, or nil when no agent serves the call (then this process fetches). A
+  /// decline (`agent = off`, another config or D-Bus session), no agent or no answer is kept: no
+  /// later call asks again.
+  private func viaAgent(account: String, scopes: [String]?) async -> Result<EndpointToken, EndpointFailure>? {
+    guard let agent, !agentDeclined.withLock({ $0 }) else { return nil }
     var arguments = ["token", "get", account, "--format", "json"]
     for s in scopes ?? [] { arguments += ["--scope", s] }
-    let request = AgentRequest.run(name: "tokenbroker", arguments: arguments, config: link.config, input: [], bus: link.bus)
-    guard
-      let reply = try? await DedicatedThread.run({
-        AgentClient.send(request, to: link.socket, timeoutMilliseconds: Self.replyBound)
-      }), reply.exit != AgentProtocol.notServed
-    else { return nil }
+    let request = AgentRequest.run(
+      name: "tokenbroker", arguments: arguments, config: agent.link.config, input: [], bus: agent.link.bus)
+    guard let reply = await agent.ask(request), reply.exit != AgentProtocol.notServed else {
+      agentDeclined.withLock { $0 = true }
+      return nil
+    }
     guard reply.exit == 0 else {
       let lines = String(decoding: reply.error, as: UTF8.self).split(separator: "\n")
       let line = lines.last { !$0.hasPrefix("tokenbroker: warning") } ?? "the agent could not get a token"

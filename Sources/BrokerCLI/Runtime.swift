@@ -48,42 +48,14 @@ final class Runtime {
     if !diagnostics.isOn { context.answerRecorder?.outputIsPure() }
   }
 
-  /// The configured store: the Secret Service, the plaintext file when `store = file`, or with
-  /// `store = encrypted-file` the agent's (`AgentHeldStore`; inside the agent, the file itself).
-  func store() throws -> any SecretStore {
-    let store = try configuredStore()
-    return diagnostics.isOn ? DiagnosedStore(store, diagnostics: diagnostics) : store
-  }
+  /// The configured store (`ServiceFactory.store()`).
+  /// - Throws: `ConfigError` (exit 64).
+  func store() throws -> any SecretStore { try services().store() }
 
-  private func configuredStore() throws -> any SecretStore {
-    let settings = try config().settings
-    switch settings.store {
-    case .secretService:
-      // Inside the agent, a replaced keyring daemon or a collection locked meanwhile is seen as a
-      // new tokenbroker-core process would see it: libsecret's cached connection is made anew for
-      // each request that uses the store (one served from memory never builds a store at all).
-      if context.tokenSource is SharedTokenSource { LibsecretStore.forgetConnection() }
-      // Concurrent processes serialise their writes (create + read-back) on a lock file in the
-      // private runtime directory (B06); without a usable directory they write unlocked.
-      let directory = paths.runtimeDirectory
-      let lock = (try? RuntimeDirectory.ensure(directory)).map { directory + "/keyring.lock" }
-      return forProcess(LibsecretStore(writeLock: lock))
-    case .file:
-      let context = self.context
-      return forProcess(FileStore(path: paths.tokenFile, warn: { context.say("warning: " + $0) }))
-    case .encryptedFile:
-      // Only the agent holds the key and touches the file (interface.md §7.1).
-      let path = paths.encryptedTokenFile
-      guard let keys = context.storeKeys else { return AgentHeldStore(socketPath: paths.agentSocket, path: path) }
-      return forProcess(EncryptedFileStore(path: path, key: { keys.key(for: path) }))
-    }
-  }
-
-  /// Outside the agent, changes to the store are followed by a notice to a running agent
-  /// (`AgentNoticeStore`); inside it, by a drop from the agent's own memory (`AgentStore`).
-  private func forProcess(_ store: any SecretStore) -> any SecretStore {
-    if let shared = context.tokenSource as? SharedTokenSource { return AgentStore(base: store, cache: shared.cache) }
-    return AgentNoticeStore(base: store, socketPath: paths.agentSocket)
+  /// What builds the store and the token service, over the loaded config.
+  /// - Throws: `ConfigError` (exit 64).
+  func services() throws -> ServiceFactory {
+    ServiceFactory(context: context, paths: paths, diagnostics: diagnostics, config: try config())
   }
 
   /// `token get`, git and docker `get`: through the agent's shared cache inside the agent (a
@@ -105,21 +77,9 @@ final class Runtime {
       account: account, token: token, service: tokenService())
   }
 
-  func tokenService() throws -> TokenService {
-    let context = self.context
-    // Refreshes of one account take turns across processes (issue 13 item 7); without a usable
-    // runtime directory (refused, and then named, by the agent and by `login`) they cannot.
-    let directory = paths.runtimeDirectory
-    let lock: any RefreshLock =
-      (try? RuntimeDirectory.ensure(directory)) != nil ? RefreshLockFile(runtimeDirectory: directory) : NoRefreshLock()
-    let transport: any HTTPTransport =
-      diagnostics.isOn ? DiagnosedTransport(CurlTransport(), diagnostics: diagnostics) : CurlTransport()
-    return TokenService(
-      config: try config(), store: try store(), transport: transport, time: SystemTime(), refreshLock: lock,
-      diagnostics: diagnostics,
-      discoveryCache: LayeredDiscoveryCache(backing: DiscoveryFileCache(directory: paths.cacheDirectory)),
-      warn: { context.say("warning: " + $0) })
-  }
+  /// The token service (`ServiceFactory.tokenService()`).
+  /// - Throws: `ConfigError` (exit 64).
+  func tokenService() throws -> TokenService { try services().tokenService() }
 
   func verbose(_ text: @autoclosure () -> String) { diagnostics.note(text()) }
 }

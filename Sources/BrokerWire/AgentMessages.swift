@@ -16,6 +16,10 @@ public enum AgentProtocol {
   public static let forwardedEnvironment = ["KUBERNETES_EXEC_INFO", "TOKENBROKER_VERBOSE"]
   /// The `exit` value that means "not served here: run tokenbroker-core yourself".
   public static let notServed: Int32 = -1
+  /// How long a connected agent may take to answer a `run` request, in ms: more than the full
+  /// program's own worst case (three HTTP attempts of up to 30 s with Retry-After waits, plus
+  /// bounded keyring calls). The front's and `exec`'s bound.
+  public static let replyBound = 180_000
 
   /// Message keys.
   public enum Key {

@@ -9,9 +9,7 @@
 import BrokerWire
 import Glibc
 
-/// How long a connected agent may take to answer, in ms: more than the full program's own worst
-/// case (three HTTP attempts of up to 30 s with Retry-After waits, plus bounded keyring calls).
-let replyBound = 180_000
+let replyBound = AgentProtocol.replyBound
 
 let arguments = CommandLine.arguments
 guard let route = AgentRoute.classify(arguments) else { Core.exec() }

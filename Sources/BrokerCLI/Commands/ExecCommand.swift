@@ -16,11 +16,12 @@ enum ExecCommand {
     "GOOGLE_APPLICATION_CREDENTIALS", "MSI_ENDPOINT", "MSI_SECRET", "IDENTITY_SERVER_THUMBPRINT", "IMDS_ENDPOINT",
   ]
 
-  /// The endpoint a server answers with, and the variables COMMAND gets for it.
-  private struct Endpoint {
-    var server: EndpointServer
+  /// One endpoint: its name in messages, and how it serves (until stopped) and stops.
+  struct Endpoint: Sendable {
     var name: String
-    var handler: @Sendable (LoopbackRequest) async -> EndpointReply
+    /// Answers requests until `stop`; throws when the server fails.
+    var serve: @Sendable () async throws -> Void
+    var stop: @Sendable () -> Void
   }
 
   static func run(_ args: [String], runtime: Runtime) async throws -> Int32 {
@@ -35,12 +36,16 @@ enum ExecCommand {
 
     let context = runtime.context
     let reported = Mutex<Set<String>>([])
-    let tokens = ExecTokens(service: try runtime.tokenService(), agent: try agentLink(runtime)) { message in
+    // The store and the token service are built on the first token the agent does not serve.
+    let services = try runtime.services()
+    let tokens = ExecTokens(
+      config: services.config, service: { services.tokenService() }, agent: try agentLink(runtime)
+    ) { message in
       if reported.withLock({ $0.insert(message).inserted }) { context.say(message) }
     }
     var environment = context.environment
     for name in removed { environment[name] = nil }
-    var endpoints: [Endpoint] = []
+    var servers: [(server: EndpointServer, name: String, handler: @Sendable (LoopbackRequest) async -> EndpointReply)] = []
     if let azure {
       let secret = Secret(RandomValue.base64URL(octets: 32))
       let protocolLogic = AppServiceEndpoint(identityHeader: secret) { scope in
@@ -49,7 +54,7 @@ enum ExecCommand {
       let server = try EndpointServer()
       environment["IDENTITY_ENDPOINT"] = "http://127.0.0.1:\(server.port)\(AppServiceEndpoint.path)"
       environment["IDENTITY_HEADER"] = secret.revealed
-      endpoints.append(Endpoint(server: server, name: "Azure managed identity", handler: protocolLogic.answer))
+      servers.append((server, "Azure managed identity", protocolLogic.answer))
     }
     if let google {
       let name = google.name
@@ -61,40 +66,45 @@ enum ExecCommand {
         environment[variable] = "127.0.0.1:\(server.port)"
       }
       if let project = google.project { environment["GOOGLE_CLOUD_PROJECT"] = project }
-      endpoints.append(Endpoint(server: server, name: "Google metadata", handler: protocolLogic.answer))
+      servers.append((server, "Google metadata", protocolLogic.answer))
     }
-    for e in endpoints { runtime.verbose("exec: the \(e.name) endpoint listens on 127.0.0.1:\(e.server.port)") }
-    if runtime.globals.verbose {
-      // Method, path (no query) and status of each request: never a header or a token.
-      endpoints = endpoints.map { e in
-        var logged = e
-        logged.handler = { request in
-          let reply = await e.handler(request)
-          context.say("exec: \(e.name): \(request.method) \(request.path) -> \(reply.status)")
-          return reply
-        }
-        return logged
+    let verbose = runtime.globals.verbose
+    let endpoints = servers.map { server, name, answer in
+      runtime.verbose("exec: the \(name) endpoint listens on 127.0.0.1:\(server.port)")
+      // With --verbose: method, path (no query) and status of each request, never a header or a token.
+      let handler: @Sendable (LoopbackRequest) async -> EndpointReply = { request in
+        let reply = await answer(request)
+        if verbose { context.say("exec: \(name): \(request.method) \(request.path) -> \(reply.status)") }
+        return reply
       }
+      return Endpoint(
+        name: name,
+        serve: {
+          try await server.serve(handler: handler) { uid in
+            if verbose { context.say("exec: refused a connection to the \(name) endpoint from uid \(uid.map(String.init) ?? "unknown")") }
+          }
+        }, stop: server.stop)
     }
     return try await serve(endpoints, command: command, environment: environment, runtime: runtime)
   }
 
-  /// Serves the endpoints while COMMAND runs; closes them when it ends.
-  private static func serve(
+  /// Serves the endpoints while COMMAND runs; closes them when it ends. An endpoint that fails
+  /// meanwhile is named on stderr at once (`tokenbroker: what failed; what to do`); COMMAND runs on.
+  static func serve(
     _ endpoints: [Endpoint], command: [String], environment: [String: String], runtime: Runtime
   ) async throws -> Int32 {
     let context = runtime.context
-    let verbose = runtime.globals.verbose
     return try await withThrowingTaskGroup(of: Void.self) { group in
       for e in endpoints {
-        let name = e.name
         group.addTask {
-          try await e.server.serve(handler: e.handler) { uid in
-            if verbose { context.say("exec: refused a connection to the \(name) endpoint from uid \(uid.map(String.init) ?? "unknown")") }
+          do {
+            try await e.serve()
+          } catch {
+            context.say(ErrorMapping.map(error).message)
           }
         }
       }
-      defer { for e in endpoints { e.server.stop() } }
+      defer { for e in endpoints { e.stop() } }
       let child: ChildProcess
       do {
         child = try ChildProcess.start(command, environment: environment)
@@ -139,14 +149,10 @@ enum ExecCommand {
     return (azure, google)
   }
 
-  /// The agent to ask first (`agent = auto`), or nil.
+  /// The agent to ask first (`agent = auto`), or nil. Only a server of this uid is talked to
+  /// (`AgentClient.connect` checks it); exec never starts one.
   private static func agentLink(_ runtime: Runtime) throws -> ExecTokens.AgentLink? {
     guard try runtime.config().settings.agent == .auto else { return nil }
-    // As the front: a socket directory that others could write to is never trusted.
-    let environment = runtime.context.environment
-    guard AgentEndpoint(environment: { environment[$0] }, uid: runtime.context.uid).prepareDirectory() == nil else {
-      return nil
-    }
     var config = ""
     if runtime.paths.configIsExplicit, let file = runtime.paths.configFiles.first {
       config = file.hasPrefix("/") ? file : (currentDirectory() + "/" + file)
