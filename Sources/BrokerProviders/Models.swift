@@ -78,15 +78,16 @@ public struct TokenGrant: Sendable {
   public var identity: Identity?
   /// `token_type`; `Bearer` when absent.
   public var tokenType: String
-  /// The `id_token` as received, for the OpenID Connect checks of a new sign-in.
-  public var idToken: Secret?
+  /// The claims of the `id_token`, read once where the reply is, for the OpenID Connect checks of
+  /// a new sign-in; nil when the reply has none.
+  public var idToken: IDTokenClaims?
   /// Unix seconds when the reply arrived (`expiresOn` less `expires_in`), when known: the start of
   /// the token's lifetime, not the later moment its record is written.
   public var receivedAt: Int64?
 
   public init(
     accessToken: Secret, expiresOn: Int64, refreshToken: Secret?, refreshTokenWasEmpty: Bool = false,
-    scopes: [String], identity: Identity?, tokenType: String = "Bearer", idToken: Secret? = nil,
+    scopes: [String], identity: Identity?, tokenType: String = "Bearer", idToken: IDTokenClaims? = nil,
     receivedAt: Int64? = nil
   ) {
     self.idToken = idToken

@@ -1,22 +1,20 @@
 import BrokerCore
 import FoundationEssentials
 
-/// Reads the claims of an OpenID Connect ID token (a JWS, RFC 7515 compact form).
+/// Reads the claims of an OpenID Connect ID token (a JWS, RFC 7515 compact form), once: the
+/// token reply keeps them (`TokenGrant.idToken`) for the OpenID checks and the identity.
 ///
 /// The signature is not checked: the token came over TLS straight from the token endpoint, which
-/// OpenID Connect Core §3.1.3.7 (item 6) allows in place of validating it. Used only to name who
-/// signed in, never for an access decision.
+/// OpenID Connect Core §3.1.3.7 (item 6) allows in place of validating it.
 enum IDToken {
-  /// The identity in `jwt`'s payload, or nil when it is not a readable JWS or has none of the claims.
-  static func identity(from jwt: String) -> Identity? {
+  /// `jwt`'s payload claims; `.unreadable` when it is not three dot-separated parts whose second
+  /// is base64url JSON.
+  static func claims(of jwt: String) -> IDTokenClaims {
     let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
     guard parts.count == 3, let payload = base64URLDecode(parts[1]),
-      let claims = JSONText.decode(Claims.self, bytes: payload)
-    else { return nil }
-    let id = Identity(
-      username: claims.preferredUsername ?? claims.email ?? claims.upn, objectID: claims.oid, tenantID: claims.tid,
-      subject: claims.sub)
-    return id == Identity() ? nil : id
+      let claims = JSONText.decode(IDTokenClaims.self, bytes: payload)
+    else { return .unreadable }
+    return claims
   }
 
   /// `text` without control characters (C0, DEL, C1): claims are shown on terminals, stored as the
@@ -31,31 +29,56 @@ enum IDToken {
     while s.count % 4 != 0 { s += "=" }
     return Data(base64Encoded: s).map { Array($0) }
   }
+}
 
-  private struct Claims: Decodable {
-    var preferredUsername: String?
-    var email: String?
-    var upn: String?
-    var oid: String?
-    var tid: String?
-    var sub: String?
+/// The claims tokenbroker reads, from an ID token's payload or a userinfo answer (the same names:
+/// OpenID Connect Core §2, §5.1; Microsoft `id-token-claims-reference`), as received: a claim that
+/// is absent, null or not a string is nil. Its description shows no value (they name the user).
+public struct IDTokenClaims: Sendable, Equatable, Decodable, CustomStringConvertible, CustomReflectable {
+  /// False for an `id_token` that could not be read (then every claim is nil).
+  var isReadable = true
+  var preferredUsername, email, upn, oid, tid, sub: String?
+  var iss, azp, nonce: String?
+  /// `aud`: one string or an array of them.
+  var aud: [String] = []
+  /// `exp`, Unix seconds.
+  var exp: Int64?
 
-    enum CodingKeys: String, CodingKey {
-      case email, upn, oid, tid, sub
-      case preferredUsername = "preferred_username"
-    }
+  static let unreadable = IDTokenClaims(isReadable: false)
 
-    init(from decoder: any Decoder) throws {
-      let c = try decoder.container(keyedBy: CodingKeys.self)
-      func text(_ k: CodingKeys) -> String? {
-        c.lenientString(k).map(IDToken.printable).flatMap { $0.isEmpty ? nil : $0 }
-      }
-      preferredUsername = text(.preferredUsername)
-      email = text(.email)
-      upn = text(.upn)
-      oid = text(.oid)
-      tid = text(.tid)
-      sub = text(.sub)
-    }
+  private init(isReadable: Bool) { self.isReadable = isReadable }
+
+  /// Who the claims name, one rule for ID tokens and userinfo: the username is
+  /// `preferred_username`, else `email`, else `upn`; with `oid`, `tid` and `sub`. Control
+  /// characters are dropped and what is then empty counts as absent. Nil when nothing is left.
+  var identity: Identity? {
+    func text(_ value: String?) -> String? { value.map(IDToken.printable).flatMap { $0.isEmpty ? nil : $0 } }
+    let id = Identity(
+      username: text(preferredUsername) ?? text(email) ?? text(upn), objectID: text(oid), tenantID: text(tid),
+      subject: text(sub))
+    return id == Identity() ? nil : id
+  }
+
+  public var description: String { isReadable ? "IDTokenClaims(<redacted>)" : "IDTokenClaims(unreadable)" }
+  public var customMirror: Mirror { Mirror(self, children: ["readable": isReadable]) }
+
+  enum CodingKeys: String, CodingKey {
+    case email, upn, oid, tid, sub, iss, azp, nonce, aud, exp
+    case preferredUsername = "preferred_username"
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    preferredUsername = c.lenientString(.preferredUsername)
+    email = c.lenientString(.email)
+    upn = c.lenientString(.upn)
+    oid = c.lenientString(.oid)
+    tid = c.lenientString(.tid)
+    sub = c.lenientString(.sub)
+    iss = c.lenientString(.iss)
+    azp = c.lenientString(.azp)
+    nonce = c.lenientString(.nonce)
+    aud = c.lenientString(.aud).map { [$0] } ?? ((try? c.decodeIfPresent([String].self, forKey: .aud)) ?? nil) ?? []
+    exp = c.lenientInt(.exp).map(Int64.init)
   }
 }

@@ -25,6 +25,7 @@ enum TokenReply {
         host: host, detail: "it returned an access token that has already expired (expires_in \(lifetime)); try again later")
     }
     let scopes = b.scope.map(ScopeSet.split) ?? []
+    let claims = b.idToken.map(IDToken.claims(of:))
     var tokenType = b.tokenType.map { Redaction.codeWord($0, fallback: "Bearer") } ?? "Bearer"
     if tokenType.lowercased() == "bearer" { tokenType = "Bearer" }
     return TokenGrant(
@@ -32,7 +33,7 @@ enum TokenReply {
       refreshToken: b.refreshToken.flatMap { $0.isEmpty ? nil : Secret($0) },
       refreshTokenWasEmpty: b.refreshToken == "",
       scopes: scopes.isEmpty ? requested.items : scopes,
-      identity: b.idToken.flatMap(IDToken.identity(from:)), tokenType: tokenType, idToken: b.idToken.map(Secret.init),
+      identity: claims?.identity, tokenType: tokenType, idToken: claims,
       receivedAt: now)
   }
 

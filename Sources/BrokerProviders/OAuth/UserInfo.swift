@@ -8,8 +8,8 @@ struct UserInfo: Sendable {
   /// The userinfo endpoint; nil when the server has none.
   let url: String?
 
-  /// `grant` with its identity filled in from userinfo (`preferred_username`, else `email`, and
-  /// `sub`) when it has none; the grant unchanged when the endpoint cannot be used (the sign-in
+  /// `grant` with its identity filled in from userinfo (`IDTokenClaims.identity`, the ID token's
+  /// rule) when it has none; the grant unchanged when the endpoint cannot be used (the sign-in
   /// still counts: the identity is only shown and stored for display).
   func withIdentity(_ grant: TokenGrant) async -> TokenGrant {
     guard grant.identity == nil else { return grant }
@@ -26,30 +26,8 @@ struct UserInfo: Sendable {
       headers: [HTTPHeader("Authorization", "Bearer " + accessToken.revealed), HTTPHeader("Accept", "application/json")],
       caFiles: client.caFiles)
     guard let response = try? await client.transport.send(request), response.status == 200,
-      let claims = JSONText.decode(Claims.self, bytes: response.body)
+      let claims = JSONText.decode(IDTokenClaims.self, bytes: response.body)
     else { return nil }
-    func text(_ value: String?) -> String? { value.map(IDToken.printable).flatMap { $0.isEmpty ? nil : $0 } }
-    let username = text(claims.preferredUsername) ?? text(claims.email)
-    let sub = text(claims.sub)
-    guard username != nil || sub != nil else { return nil }
-    return Identity(username: username, subject: sub)
-  }
-
-  private struct Claims: Decodable {
-    var preferredUsername: String?
-    var email: String?
-    var sub: String?
-
-    enum CodingKeys: String, CodingKey {
-      case email, sub
-      case preferredUsername = "preferred_username"
-    }
-
-    init(from decoder: any Decoder) throws {
-      let c = try decoder.container(keyedBy: CodingKeys.self)
-      preferredUsername = c.lenientString(.preferredUsername)
-      email = c.lenientString(.email)
-      sub = c.lenientString(.sub)
-    }
+    return claims.identity
   }
 }

@@ -9,20 +9,19 @@ import FoundationEssentials
 enum OIDCIDToken {
   static let leeway: Int64 = 300
 
-  /// - Parameter nonce: the `nonce` of the authorization request; nil when none was sent (device
-  ///   flow), then a `nonce` in the token is not required.
-  /// - Returns: who signed in (`preferred_username`, else `email`, else `sub`).
+  /// - Parameters:
+  ///   - claims: the token reply's `id_token`, as read there (`TokenGrant.idToken`).
+  ///   - nonce: the `nonce` of the authorization request; nil when none was sent (device flow),
+  ///     then a `nonce` in the token is not required.
+  /// - Returns: who signed in (`IDTokenClaims.identity`).
   /// - Throws: `ProviderError.loginFailed` naming the claim that failed (never the token).
-  static func verify(_ jwt: String, issuer: String, clientID: String, nonce: String?, now: Int64, account: String)
+  static func verify(_ claims: IDTokenClaims, issuer: String, clientID: String, nonce: String?, now: Int64, account: String)
     throws(ProviderError) -> Identity
   {
     func fail(_ what: String) -> ProviderError {
       .loginFailed(account: account, reason: "the ID token was refused: \(what)")
     }
-    let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count == 3, let payload = IDToken.base64URLDecode(parts[1]),
-      let claims = JSONText.decode(Claims.self, bytes: payload)
-    else { throw fail("it is not a readable JWT") }
+    guard claims.isReadable else { throw fail("it is not a readable JWT") }
     guard claims.iss == issuer else { throw fail("its iss is not the issuer '\(issuer)'") }
     guard claims.aud.contains(clientID) else { throw fail("its aud does not name the client '\(clientID)'") }
     if claims.aud.count > 1, let azp = claims.azp, azp != clientID { throw fail("its azp is another client") }
@@ -31,34 +30,7 @@ enum OIDCIDToken {
       throw fail("its nonce does not match the one sent")
     }
     // OpenID Connect Core §2: `sub` is required (an `email` alone does not name the user).
-    guard claims.sub?.isEmpty == false, let identity = IDToken.identity(from: jwt) else {
-      throw fail("it names nobody (no sub)")
-    }
+    guard claims.sub?.isEmpty == false, let identity = claims.identity else { throw fail("it names nobody (no sub)") }
     return identity
-  }
-
-  private struct Claims: Decodable {
-    var iss: String?
-    var aud: [String]
-    var azp: String?
-    var exp: Int64?
-    var nonce: String?
-    var sub: String?
-
-    enum CodingKeys: String, CodingKey { case iss, aud, azp, exp, nonce, sub }
-
-    init(from decoder: any Decoder) throws {
-      let c = try decoder.container(keyedBy: CodingKeys.self)
-      iss = c.lenientString(.iss)
-      if let one = c.lenientString(.aud) {
-        aud = [one]
-      } else {
-        aud = ((try? c.decodeIfPresent([String].self, forKey: .aud)) ?? nil) ?? []
-      }
-      azp = c.lenientString(.azp)
-      exp = c.lenientInt(.exp).map(Int64.init)
-      nonce = c.lenientString(.nonce)
-      sub = c.lenientString(.sub)
-    }
   }
 }

@@ -127,9 +127,9 @@ public struct OIDCProvider: OAuthProvider {
     -> TokenGrant
   {
     var grant = grant
-    if let jwt = grant.idToken {
+    if let claims = grant.idToken {
       grant.identity = try OIDCIDToken.verify(
-        jwt.revealed, issuer: issuer, clientID: clientID, nonce: nonce, now: time.now, account: account.name)
+        claims, issuer: issuer, clientID: clientID, nonce: nonce, now: time.now, account: account.name)
       return grant
     }
     return await UserInfo(client: client, url: metadata.userinfoEndpoint).withIdentity(grant)
