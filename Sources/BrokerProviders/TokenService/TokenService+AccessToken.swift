@@ -20,6 +20,16 @@ extension TokenService {
   public func accessToken(account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws
     -> IssuedToken
   {
+    try await accessTokenAndSource(account: name, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh).token
+  }
+
+  /// `accessToken(account:scopes:minValid:forceRefresh:)`, saying whether the token is the one the
+  /// cache held when the call began (`fromCache`) rather than one just refreshed, here or by
+  /// another process meanwhile: a retry after a refused cached token is worth it, after a fresh
+  /// one not (the SharePoint cookie exchange).
+  func accessTokenAndSource(account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws
+    -> (token: IssuedToken, fromCache: Bool)
+  {
     let account = try config.requireAccount(name)
     if account.provider == .sharepoint {
       return try await sharePointBearer(account, minValid: minValid, forceRefresh: forceRefresh)
@@ -37,7 +47,7 @@ extension TokenService {
     let what = "'\(name)' [\(requested.items.joined(separator: " "))]"
     if !forceRefresh, let before, before.expiresOn - time.now >= needed(before) {
       diagnostics.note("cache hit for \(what): \(before.expiresOn - time.now) s left (\(needed(before)) s needed)")
-      return try await fromCache(before, account: account, requested: requested)
+      return (try await fromCache(before, account: account, requested: requested), true)
     }
     diagnostics.note(
       "refreshing \(what): "
@@ -47,7 +57,7 @@ extension TokenService {
 
     let provider = try makeProvider(account)  // only now: a cached token needs no provider
     let waiting = ContinuousClock.now
-    return try await refreshLock.withLock(account: name) {
+    let token = try await refreshLock.withLock(account: name) {
       diagnostics.note("took the refresh lock of '\(name)' after \(Diagnostics.milliseconds(since: waiting)) ms")
       // Another process may have refreshed while this one waited for the lock: its token is as
       // fresh as this refresh would make one (also for --force-refresh, whose own token it replaces).
@@ -61,6 +71,7 @@ extension TokenService {
       diagnostics.note("refreshed \(what): the new token is valid for \(token.expiresOn - time.now) s")
       return token
     }
+    return (token, false)
   }
 
   /// A cached access token, if the account is still signed in: an access token never outlives the

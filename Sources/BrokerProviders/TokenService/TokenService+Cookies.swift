@@ -51,18 +51,19 @@ extension TokenService {
   private func exchangeWithFreshBearer(_ exchange: SharePointCookieExchange, via: AccountConfig, forceRefresh: Bool)
     async throws -> ([StoredCookie], Int64)
   {
+    let scopes = exchange.site.scopes
     var fresh = forceRefresh
     while true {
-      let cached = fresh ? nil : try await loadAccessRecord(via.name, exchange.site.scopes)
-      let bearer = try await accessToken(account: via.name, scopes: exchange.site.scopes, minValid: nil, forceRefresh: fresh)
-      if bearer.accessToken != cached?.accessToken { fresh = true }  // just refreshed: a retry cannot help
+      let (bearer, fromCache) = try await accessTokenAndSource(
+        account: via.name, scopes: scopes, minValid: nil, forceRefresh: fresh)
+      if !fromCache { fresh = true }  // just refreshed: a retry cannot help
       let now = time.now
       do {
         return (try await exchange.authenticate(bearer: bearer.accessToken, now: now), now)
       } catch let refused as SiteRefusedBearer {
         guard !fresh else { throw refused.providerError }
         diagnostics.note("\(exchange.site.host) refused the cached token of '\(via.name)' (HTTP 401); dropping it and refreshing once")
-        _ = try? await eraseHandedOut(account: via.name, token: bearer.accessToken)
+        try? await store.delete(.accessToken(via.name, scopes))
         fresh = true
       }
     }

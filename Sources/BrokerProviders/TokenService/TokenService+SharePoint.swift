@@ -7,12 +7,14 @@ extension TokenService {
   /// - Parameters:
   ///   - minValid: seconds the token must stay valid, or nil.
   ///   - forceRefresh: skip the cache.
-  /// - Returns: the token, reported as the SharePoint account's.
+  /// - Returns: the token, reported as the SharePoint account's, and whether it was the cached one.
   /// - Throws: `ConfigError.invalid` (bad `site`, missing `via`); `ProviderError.unsupported` for
   ///   the cookie modes (they hand out cookies: `token get`'s cookie path); what
   ///   `accessToken(account:scopes:minValid:forceRefresh:)` throws for the `via` account (e.g.
   ///   `.signInRequired` naming `via`).
-  func sharePointBearer(_ account: AccountConfig, minValid: Int?, forceRefresh: Bool) async throws -> IssuedToken {
+  func sharePointBearer(_ account: AccountConfig, minValid: Int?, forceRefresh: Bool) async throws
+    -> (token: IssuedToken, fromCache: Bool)
+  {
     guard account.mode == .bearer else {
       throw ProviderError.unsupported(
         "'\(account.name)' hands out cookies (mode = \(account.mode.rawValue)), not a bearer token; "
@@ -20,10 +22,11 @@ extension TokenService {
     }
     let site = try SharePointSite(account: account)
     let via = try viaAccount(of: account)
-    var token = try await accessToken(account: via.name, scopes: site.scopes, minValid: minValid, forceRefresh: forceRefresh)
+    var (token, fromCache) = try await accessTokenAndSource(
+      account: via.name, scopes: site.scopes, minValid: minValid, forceRefresh: forceRefresh)
     token.account = account.name
     token.provider = .sharepoint
-    return token
+    return (token, fromCache)
   }
 
   /// The Azure account named by `via`. - Throws: `ConfigError.invalid` when missing or not azure.

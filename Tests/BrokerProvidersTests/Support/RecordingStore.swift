@@ -5,7 +5,7 @@ import BrokerTestSupport
 /// of one kind of item.
 actor RecordingStore: SecretStore {
   let inner = InMemorySecretStore()
-  /// `load|save|delete <key>` per call, in order.
+  /// `load|save|delete <key>` and `keys <account or *>` per call, in order.
   private(set) var log: [String] = []
   /// Saves of these kinds throw `StoreError.backend`.
   private(set) var failingSaves: Set<ItemKind> = []
@@ -33,10 +33,13 @@ actor RecordingStore: SecretStore {
     try await inner.delete(key)
   }
 
-  func keys(account: String?) async throws -> [ItemKey] { try await inner.keys(account: account) }
+  func keys(account: String?) async throws -> [ItemKey] {
+    log.append("keys \(account ?? "*")")
+    return try await inner.keys(account: account)
+  }
 
   /// The writes only (saves and deletes).
-  var writes: [String] { log.filter { !$0.hasPrefix("load ") } }
+  var writes: [String] { log.filter { !$0.hasPrefix("load ") && !$0.hasPrefix("keys ") } }
 
   // MARK: direct access for arranging and checking
 

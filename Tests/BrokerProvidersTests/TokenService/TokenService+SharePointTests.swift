@@ -82,7 +82,15 @@ import Testing
     try await h.store.putRefreshToken("RT1")
     _ = try await h.service.cookies(account: "spc", forceRefresh: false)
     h.time.advance(by: 600)  // the cookie is due; the site token (3600 s) is still cached
+    let earlier = await h.store.log.count
     #expect(try await h.service.cookies(account: "spc", forceRefresh: false).pairs == "SPOIDCRL=C2")
+    // The site token is read once per attempt (and once more under the refresh lock) and the
+    // refused one erased by its key: nothing is listed.
+    let calls = await h.store.log.dropFirst(earlier)
+    let siteToken = ItemKey.accessToken("work", Self.siteScopes)
+    #expect(calls.filter { $0 == "load \(siteToken)" }.count == 3)
+    #expect(calls.filter { $0 == "delete \(siteToken)" }.count == 1)
+    #expect(!calls.contains { $0.hasPrefix("keys ") })
     #expect(h.transport.requests.count == 5)  // exactly one retry
     #expect(h.transport.requests[2].headers.contains(HTTPHeader("Authorization", "Bearer AT1")))
     #expect(h.transport.requests[4].headers.contains(HTTPHeader("Authorization", "Bearer AT2")))
