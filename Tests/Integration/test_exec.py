@@ -26,12 +26,21 @@ REMOVED = ["AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_P
 
 class ExecTestCase(BrowserFlows, FlowTestCase):
 
-    def exec(self, *command, accounts=("work",), env=None, timeout=60):
-        return self.run_broker("exec", *accounts, "--", *command, env=env, timeout=timeout)
+    def exec(self, *command, accounts=("work",), env=None, timeout=60, verbose=False):
+        """Runs `tokenbroker [--verbose] exec ACCOUNTS -- COMMAND`; returns CompletedProcess (bytes).
+        Leak checks run it verbose: the quiet stderr would have nothing to grep."""
+        return self.run_broker(*(["--verbose"] if verbose else []), "exec", *accounts, "--", *command,
+                               env=env, timeout=timeout)
 
-    def sh(self, script, accounts=("work",), env=None, timeout=60):
+    def sh(self, script, accounts=("work",), env=None, timeout=60, verbose=False):
         """Runs `sh -c script` under exec; returns CompletedProcess (bytes)."""
-        return self.exec("sh", "-c", script, accounts=accounts, env=env, timeout=timeout)
+        return self.exec("sh", "-c", script, accounts=accounts, env=env, timeout=timeout, verbose=verbose)
+
+    def assert_no_exec_leak(self, r, identity_header=None):
+        """No token, refresh token or device code, nor the IDENTITY_HEADER secret, on a verbose
+        run's stderr (which must hold exec's request lines, or there was nothing to grep)."""
+        self.assertIn(b"tokenbroker: exec: ", r.stderr, "not a --verbose run")
+        self.assert_no_secret_leak(r, extra=[identity_header] if identity_header else [])
 
     def google_signed_in(self):
         self.write_config(self.default_config(extra_broker="agent = off")
@@ -50,7 +59,7 @@ class ExecProcessTest(ExecTestCase):
     def test_environment_exit_status_and_endpoint_closed_after(self):
         env = self.env(**{name: "stray" for name in REMOVED}, AZURE_TENANT_ID="kept")
         self.write_config(self.default_config() + self.google_config(extra="project = proj-exec-1"))
-        r = self.exec(sys.executable, "-c", SHOW_ENV, "42", accounts=("work", "g"), env=env)
+        r = self.exec(sys.executable, "-c", SHOW_ENV, "42", accounts=("work", "g"), env=env, verbose=True)
         self.assertEqual(r.returncode, 42, r.stderr)
         seen = json.loads(r.stdout)
         for name in REMOVED:
@@ -62,6 +71,7 @@ class ExecProcessTest(ExecTestCase):
         self.assertRegex(host, r"^127\.0\.0\.1:\d+$")
         self.assertEqual((seen["GCE_METADATA_IP"], seen["GCE_METADATA_ROOT"]), (host, host))
         self.assertEqual(seen["GOOGLE_CLOUD_PROJECT"], "proj-exec-1")
+        self.assertIn(b"tokenbroker: exec: the Azure managed identity endpoint listens on 127.0.0.1:", r.stderr)
         self.assertNotIn(seen["IDENTITY_HEADER"].encode(), r.stderr)
         # Both endpoints are gone with COMMAND.
         for port in (int(seen["IDENTITY_ENDPOINT"].split(":")[2].split("/")[0]), int(host.split(":")[1])):
@@ -128,6 +138,8 @@ class AzureEndpointTest(ExecTestCase):
     def test_tokens_for_resources_and_what_gets_nothing(self):
         self.signed_in()
         script = "\n".join([
+            # 0: the secret, for the leak check
+            'printf "%s\\n" "$IDENTITY_HEADER"',
             # 1-2: two resources, the body printed
             'curl -s -H "X-IDENTITY-HEADER: $IDENTITY_HEADER" -H "Metadata: true" '
             '"$IDENTITY_ENDPOINT?api-version=2019-08-01&resource=https://management.azure.com/"; echo',
@@ -140,9 +152,9 @@ class AzureEndpointTest(ExecTestCase):
             '"${IDENTITY_ENDPOINT%/msi/token}/other?api-version=2019-08-01&resource=r"',
             'curl -s -H "X-IDENTITY-HEADER: $IDENTITY_HEADER" "$IDENTITY_ENDPOINT?resource=r"; echo',
         ])
-        r = self.sh(script)
+        r = self.sh(script, verbose=True)
         self.assertEqual(r.returncode, 0, r.stderr)
-        lines = r.stdout.decode().splitlines()
+        header, *lines = r.stdout.decode().splitlines()
         mgmt, graph = json.loads(lines[0]), json.loads(lines[1])
         self.assertEqual(mgmt["resource"], "https://management.azure.com/")
         self.assertEqual(mgmt["token_type"], "Bearer")
@@ -154,7 +166,8 @@ class AzureEndpointTest(ExecTestCase):
             self.assertAlmostEqual(int(doc["expires_on"]), info["exp"], delta=2)
         self.assertEqual(lines[2:5], ["401", "401", "404"])
         self.assertEqual(json.loads(lines[5])["statusCode"], 400)
-        self.assert_no_secret_leak(r)
+        self.assertIn(b"tokenbroker: exec: Azure managed identity: GET /msi/token -> 401", r.stderr)
+        self.assert_no_exec_leak(r, header)
 
     def test_not_signed_in_answers_the_protocols_error_with_the_login_hint(self):
         r = self.sh('for i in 1 2; do curl -s -H "X-IDENTITY-HEADER: $IDENTITY_HEADER" '
@@ -218,7 +231,7 @@ class GoogleEndpointTest(ExecTestCase):
             'curl -s -o /dev/null -w "%%{http_code}\\n" -H "Metadata-Flavor: Google" "%sinstance/zone"' % base,
             'curl -s -D - -o /dev/null -H "Metadata-Flavor: Google" "http://$GCE_METADATA_IP/" | tr -d "\\r" | grep -i flavor',
         ])
-        r = self.sh(script, accounts=("g",))
+        r = self.sh(script, accounts=("g",), verbose=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = r.stdout.decode().splitlines()
         token = json.loads(lines[0])
@@ -230,7 +243,7 @@ class GoogleEndpointTest(ExecTestCase):
         self.assertEqual(json.loads(lines[3])["email"], "user1@example.test")
         self.assertEqual(lines[4:6], ["403", "404"])
         self.assertEqual(lines[6], "Metadata-Flavor: Google")
-        self.assert_no_secret_leak(r)
+        self.assert_no_exec_leak(r)
 
 
 if __name__ == "__main__":
