@@ -75,18 +75,21 @@ public enum AgentClient {
     }
     shutdown(fd, Int32(SHUT_WR))
     var reply: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16384)
-    while true {
-      guard wait(fd, for: Int16(POLLIN), until: deadline) else { return .timedOut }
-      let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-      if n < 0 {
-        if errno == EINTR || errno == EAGAIN { continue }
-        if errno == ECONNRESET && reply.isEmpty { return .closed }
-        return .failed(errno)
+    // A stack buffer, not a zeroed array: zeroing touches (faults in) all its pages, on every call
+    // of the front, for a reply of a few hundred bytes.
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16384) { chunk in
+      while true {
+        guard wait(fd, for: Int16(POLLIN), until: deadline) else { return .timedOut }
+        let n = recv(fd, chunk.baseAddress, chunk.count, 0)
+        if n < 0 {
+          if errno == EINTR || errno == EAGAIN { continue }
+          if errno == ECONNRESET && reply.isEmpty { return .closed }
+          return .failed(errno)
+        }
+        if n == 0 { return reply.isEmpty ? .closed : .reply(reply) }
+        reply.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[0..<n]))
+        if reply.count > AgentProtocol.maxMessageBytes { return .reply(reply) }
       }
-      if n == 0 { return reply.isEmpty ? .closed : .reply(reply) }
-      reply.append(contentsOf: chunk[0..<n])
-      if reply.count > AgentProtocol.maxMessageBytes { return .reply(reply) }
     }
   }
 

@@ -13,6 +13,7 @@ public enum AgentProtocol {
   /// them and the agent runs every command in its own environment: `KUBERNETES_EXEC_INFO` (the
   /// ExecCredential apiVersion kubectl expects, interface.md §3) and `TOKENBROKER_VERBOSE` (the
   /// caller asks for diagnostics, which the agent then returns in the reply's `error`).
+  /// Kept sorted: requests carry them in this order.
   public static let forwardedEnvironment = ["KUBERNETES_EXEC_INFO", "TOKENBROKER_VERBOSE"]
   /// The `exit` value that means "not served here: run tokenbroker-core yourself".
   public static let notServed: Int32 = -1

@@ -24,7 +24,8 @@ public struct AgentRequest: Sendable, Hashable {
     input: [UInt8] = [], account: String? = nil, bus: String = "", environment: [String: String] = [:]
   ) {
     self.bus = bus
-    self.environment = environment.filter { AgentProtocol.forwardedEnvironment.contains($0.key) }
+    // Empty (the usual call): no filter, whose new Dictionary storage the front would pay for.
+    self.environment = environment.isEmpty ? environment : environment.filter { AgentProtocol.forwardedEnvironment.contains($0.key) }
     self.operation = operation
     self.name = name
     self.arguments = arguments
@@ -55,7 +56,8 @@ public struct AgentRequest: Sendable, Hashable {
       f.append(CredentialField(K.config, config))
       f.append(CredentialField(K.bus, bus))
       for a in arguments { f.append(CredentialField(K.argument, a)) }
-      for (k, v) in environment.sorted(by: { $0.key < $1.key }) { f.append(CredentialField(K.environment, k + "=" + v)) }
+      // In the order of `forwardedEnvironment` (sorted), without sorting the dictionary.
+      for k in AgentProtocol.forwardedEnvironment { if let v = environment[k] { f.append(CredentialField(K.environment, k + "=" + v)) } }
       try f.appendLines(input, key: K.input, noEOLKey: K.inputNoEOL)
     case .drop:
       if let account { f.append(CredentialField(K.account, account)) }

@@ -12,9 +12,11 @@ public struct AgentRoute: Sendable, Equatable {
   /// True when the command reads standard input (`get`, `store`, `erase`).
   public var readsInput: Bool
 
-  static let gitActions: Set<String> = ["get", "store", "erase", "capability"]
-  static let dockerActions: Set<String> = ["get", "store", "erase", "list"]
-  static let inputActions: Set<String> = ["get", "store", "erase"]
+  // Arrays, not Sets: a Set<String> costs the front a run-time metadata instantiation and a scan of
+  // every protocol conformance in the binary (Hashable), more than the rest of the call.
+  static let gitActions = ["get", "store", "erase", "capability"]
+  static let dockerActions = ["get", "store", "erase", "list"]
+  static let inputActions = ["get", "store", "erase"]
 
   /// The route of a call, or nil when the full program must run it (every other command, `--help`,
   /// unknown helper actions, malformed global options).

@@ -93,7 +93,7 @@ public enum CredentialCodec {
   static func decodeFields(_ bytes: [UInt8]) throws(CredentialCodecError) -> [CredentialField] {
     guard bytes.count <= maxMessageBytes else { throw .messageTooLarge }
     var fields: [CredentialField] = []
-    var seen = Set<String>()
+    var seen = SingleValuedKeys()
     var start = 0
     var lineNumber = 0
     while start < bytes.count {
@@ -112,10 +112,30 @@ public enum CredentialCodec {
       guard let key = String(validating: line[line.startIndex..<eq], as: UTF8.self),
         let value = String(validating: line[(eq + 1)...], as: UTF8.self)
       else { throw .invalidUTF8(line: lineNumber) }
-      if !key.hasSuffix("[]") && !seen.insert(key).inserted { throw .repeatedKey(key, line: lineNumber) }
+      if !key.hasSuffix("[]") && !seen.insert(key) { throw .repeatedKey(key, line: lineNumber) }
       fields.append(CredentialField(key, value))
     }
     return fields
+  }
+
+  /// The single-valued keys seen so far: a list while they are few (every real message), a Set
+  /// past that. A Set from the first key costs the front a run-time metadata instantiation and a
+  /// scan of every protocol conformance in the binary (Hashable), more than the rest of its call.
+  struct SingleValuedKeys {
+    static let listed = 16
+    private var list: [String] = []
+    private var set = Set<String>()
+
+    /// False when `key` was already there.
+    mutating func insert(_ key: String) -> Bool {
+      if list.count < Self.listed {
+        if list.contains(key) { return false }
+        list.append(key)
+        return true
+      }
+      if set.isEmpty { set = Set(list) }
+      return set.insert(key).inserted
+    }
   }
 
   /// Encodes `fields` as `key=value` lines, each ended by LF (no terminating blank line).

@@ -17,17 +17,19 @@ struct StandardInput {
   mutating func read() {
     started = true
     complete = false
-    var chunk = [UInt8](repeating: 0, count: 16384)
-    while bytes.count <= Self.limit {
-      // Never past `limit + 1` bytes, however the input arrives (short reads from a pipe).
-      let want = min(chunk.count, Self.limit + 1 - bytes.count)
-      let n = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, want) }
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 {
-        complete = true
-        return
+    // A stack buffer, not a zeroed array (zeroing would fault in all its pages on every call).
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16384) { chunk in
+      while bytes.count <= Self.limit {
+        // Never past `limit + 1` bytes, however the input arrives (short reads from a pipe).
+        let want = min(chunk.count, Self.limit + 1 - bytes.count)
+        let n = Glibc.read(0, chunk.baseAddress, want)
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 {
+          complete = true
+          return
+        }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[0..<n]))
       }
-      bytes.append(contentsOf: chunk[0..<n])
     }
   }
 

@@ -40,6 +40,17 @@ import Testing
   }
 
   // B17 (CVE-2024-52006): a lone CR never ends a line; NUL is refused.
+  // Keys are checked in a list while few and in a Set past that: a repeat is refused on both sides
+  // of the switch, and many distinct keys pass.
+  @Test(arguments: [1, 15, 16, 17, 40])
+  func repeatedKeyIsRefusedAfterManyOthers(others: Int) throws {
+    let distinct = (0..<others).map { "k\($0)=v\n" }.joined()
+    #expect(try decode(distinct + "last=v\n").fields.count == others + 1)
+    #expect(throws: CredentialCodecError.repeatedKey("k0", line: others + 1)) { try decode(distinct + "k0=w\n") }
+    let last = "k\(others - 1)"
+    #expect(throws: CredentialCodecError.repeatedKey(last, line: others + 2)) { try decode(distinct + "x=y\n" + last + "=w\n") }
+  }
+
   @Test func loneCRAndNULAreRefused() {
     #expect(throws: CredentialCodecError.self) { try decode("protocol=https\nhost=evil.example\rhost=good\n") }
     #expect(throws: CredentialCodecError.self) { try decode("host=a\u{0}b\n") }
