@@ -12,38 +12,83 @@ import Glibc
 public enum KeyFileReader {
   /// The value of `key` in `group` in `text`, or nil.
   public static func value(group: String, key: String, in text: [UInt8]) -> String? {
-    var current: String?
+    var scan = Scan(group: group, key: key)
+    for line in text.split(separator: 0x0A, omittingEmptySubsequences: true) { scan.take(line) }
+    return scan.found
+  }
+
+  /// The value of `key` in `group` across `files` read in order (a later file wins key by key);
+  /// missing or unreadable files are skipped. Each file is read whole, whatever its size, a chunk
+  /// at a time (a setting past any size limit still counts, as GKeyFile in the full program sees it).
+  public static func value(group: String, key: String, files: [String]) -> String? {
     var found: String?
-    for raw in text.split(separator: 0x0A, omittingEmptySubsequences: true) {
-      var line = raw[...]
-      while let first = line.first, isSpace(first) { line = line.dropFirst() }
-      while let last = line.last, isSpace(last) { line = line.dropLast() }
-      guard let first = line.first, first != UInt8(ascii: "#") else { continue }
-      if first == UInt8(ascii: "[") {
-        guard let close = line.lastIndex(of: UInt8(ascii: "]")) else { current = nil; continue }
-        current = String(decoding: line[line.index(after: line.startIndex)..<close], as: UTF8.self)
-        continue
-      }
-      guard current == group, let eq = line.firstIndex(of: UInt8(ascii: "=")) else { continue }
-      var k = line[..<eq]
-      while let last = k.last, isSpace(last) { k = k.dropLast() }
-      guard String(decoding: k, as: UTF8.self) == key else { continue }
-      var v = line[line.index(after: eq)...]
-      while let f = v.first, isSpace(f) { v = v.dropFirst() }
-      found = String(decoding: v, as: UTF8.self)
+    for path in files {
+      var scan = Scan(group: group, key: key)
+      guard forEachLine(path, { scan.take($0) }) else { continue }
+      if let v = scan.found { found = v }
     }
     return found
   }
 
-  /// The value of `key` in `group` across `files` read in order (a later file wins key by key);
-  /// missing or unreadable files are skipped.
-  public static func value(group: String, key: String, files: [String]) -> String? {
-    var found: String?
-    for path in files {
-      guard let text = readFile(path, limit: 1 << 20) else { continue }
-      if let v = value(group: group, key: key, in: text) { found = v }
+  /// One key file's lines, taken in order.
+  struct Scan {
+    let group: String
+    let key: String
+    private var current: String?
+    /// The value so far (a later line of the key wins).
+    private(set) var found: String?
+
+    init(group: String, key: String) {
+      self.group = group
+      self.key = key
     }
-    return found
+
+    mutating func take(_ raw: ArraySlice<UInt8>) {
+      var line = raw
+      while let first = line.first, isSpace(first) { line = line.dropFirst() }
+      while let last = line.last, isSpace(last) { line = line.dropLast() }
+      guard let first = line.first, first != UInt8(ascii: "#") else { return }
+      if first == UInt8(ascii: "[") {
+        guard let close = line.lastIndex(of: UInt8(ascii: "]")) else {
+          current = nil
+          return
+        }
+        current = String(decoding: line[line.index(after: line.startIndex)..<close], as: UTF8.self)
+        return
+      }
+      guard current == group, let eq = line.firstIndex(of: UInt8(ascii: "=")) else { return }
+      var k = line[..<eq]
+      while let last = k.last, isSpace(last) { k = k.dropLast() }
+      guard String(decoding: k, as: UTF8.self) == key else { return }
+      var v = line[line.index(after: eq)...]
+      while let f = v.first, isSpace(f) { v = v.dropFirst() }
+      found = String(decoding: v, as: UTF8.self)
+    }
+  }
+
+  /// Calls `body` with each LF-separated line of the file at `path` (without its LF; the last one
+  /// also without), reading it in chunks to its end, whatever its size.
+  /// - Returns: false when the file cannot be opened or a read fails.
+  static func forEachLine(_ path: String, _ body: (ArraySlice<UInt8>) -> Void) -> Bool {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var pending: [UInt8] = []  // the start of a line that the next chunk ends
+    return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8192) { chunk -> Bool in
+      while true {
+        let n = read(fd, chunk.baseAddress, chunk.count)
+        if n < 0 && errno == EINTR { continue }
+        if n < 0 { return false }
+        if n == 0 { break }
+        pending.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[0..<n]))
+        // Only the new bytes can hold the LF that ends a line (a long line stays linear).
+        guard let lastLF = pending[(pending.count - n)...].lastIndex(of: 0x0A) else { continue }
+        for line in pending[..<lastLF].split(separator: 0x0A, omittingEmptySubsequences: true) { body(line) }
+        pending.removeSubrange(...lastLF)
+      }
+      if !pending.isEmpty { body(pending[...]) }
+      return true
+    }
   }
 
   /// The bytes of a file (at most `limit`), or nil when it cannot be opened.

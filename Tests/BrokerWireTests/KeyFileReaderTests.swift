@@ -46,4 +46,22 @@ import Testing
     #expect(KeyFileReader.value(group: "broker", key: "agent", files: [etc, over]) == "auto")
     #expect(KeyFileReader.value(group: "broker", key: "agent", files: [dir + "/missing", user]) == nil)
   }
+
+  // The front asks whether an agent may start: `agent = off` counts wherever it stands, past 1 MiB
+  // of comments too (the file was once read only to 1 MiB), and lines cut by the reader's chunks
+  // are whole again (padding of every length around a chunk).
+  @Test(arguments: [0, 1, 8191, 8192, 8193, 1 << 20, (1 << 20) + 8191])
+  func settingsPastAnySizeCount(padding: Int) throws {
+    let dir = String(cString: mkdtemp(strdup("/tmp/tb-kf-XXXXXX")))
+    defer { _ = system("rm -rf '\(dir)'") }
+    let path = dir + "/config"
+    var text = Array(repeating: UInt8(ascii: "#"), count: padding)
+    if padding > 0 { text.append(0x0A) }
+    text += Array("[broker]\nagent = off\n[other]\nagent = auto".utf8)
+    let f = try #require(fopen(path, "w"))
+    _ = text.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
+    fclose(f)
+    #expect(KeyFileReader.value(group: "broker", key: "agent", files: [path]) == "off")
+    #expect(KeyFileReader.value(group: "other", key: "agent", files: [path]) == "auto")
+  }
 }

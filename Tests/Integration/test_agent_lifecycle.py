@@ -87,6 +87,17 @@ class AgentCommandsTest(AgentTestCase):
         self.assertFalse(os.path.exists(os.path.join(self.runtime, "tokenbroker", "agent.sock")))
         self.assertFalse(os.path.exists(os.path.join(self.runtime, "tokenbroker", "agent.sock.lock")))
 
+    def test_agent_off_past_a_megabyte_never_starts_one(self):
+        """The front reads `[broker] agent` from the whole file: past 1 MiB of comments too."""
+        padding = ("# " + "x" * 76 + "\n") * (1 << 14)  # 1.25 MiB before the settings
+        self.write_config(padding + self.default_config(extra_broker="agent = off"))
+        self.signed_in()
+        for args, data in ((("token", "get", "work"), b""), (("get",), GIT_GET)):
+            r = self.run_broker(*args, input=data)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.agents(), [])
+        self.assertFalse(os.path.exists(os.path.join(self.runtime, "tokenbroker", "agent.sock")))
+
     def test_another_config_is_served_by_the_full_program(self):
         """An agent serves the config it was started with; a call with `--config` (or
         TOKENBROKER_CONFIG) for another file is answered by tokenbroker-core itself."""
