@@ -21,7 +21,7 @@ final class AgentConfigCache: Sendable {
 
   private let read: @Sendable (String, Int) -> [UInt8]?
 
-  /// - Parameter read: a file's bytes (at least the limit's worth when it is that long), or nil
+  /// - Parameter read: a file's bytes (the limit's worth when it is that long), or nil
   ///   when it cannot be opened: `KeyFileReader.readFile` (tests: a file edited right after).
   init(read: @escaping @Sendable (String, Int) -> [UInt8]? = KeyFileReader.readFile) { self.read = read }
 

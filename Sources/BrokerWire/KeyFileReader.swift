@@ -91,7 +91,8 @@ public enum KeyFileReader {
     }
   }
 
-  /// The bytes of a file (at most `limit`), or nil when it cannot be opened.
+  /// The first `limit` bytes of a file (all of a shorter one), or nil when it cannot be opened or
+  /// read.
   public static func readFile(_ path: String, limit: Int) -> [UInt8]? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
@@ -100,7 +101,7 @@ public enum KeyFileReader {
     // A stack buffer, not a zeroed array: the agent reads its config on every request.
     return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8192) { chunk -> [UInt8]? in
       while out.count < limit {
-        let n = read(fd, chunk.baseAddress, chunk.count)
+        let n = read(fd, chunk.baseAddress, min(chunk.count, limit - out.count))
         if n < 0 && errno == EINTR { continue }
         if n < 0 { return nil }
         if n == 0 { break }

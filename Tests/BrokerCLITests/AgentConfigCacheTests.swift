@@ -10,17 +10,26 @@ import Testing
   var file: String { h.directory + "/config/tokenbroker/config" }
   init() throws { h = try CLIHarness(config: fileStoreConfig) }
 
+  /// A revision changes exactly when the config was parsed anew.
   @Test func everyEditIsSeenAndAnUnchangedFileIsNotParsedAgain() throws {
     let cache = AgentConfigCache()
-    let first = try cache.config(files: [file], explicit: true)
-    #expect(first.account(named: "work") != nil)
-    #expect(try cache.config(files: [file], explicit: true) == first)
+    let first = try cache.current(files: [file], explicit: true)
+    #expect(first.config.account(named: "work") != nil)
+    let again = try cache.current(files: [file], explicit: true)
+    #expect(again.revision == first.revision)
+    #expect(again.config == first.config)
     // Same length, same instant: only the bytes differ.
     try fileStoreConfig.replacingOccurrences(of: "[account work]", with: "[account wxrk]")
       .write(toFile: file, atomically: false, encoding: .utf8)
-    let edited = try cache.config(files: [file], explicit: true)
-    #expect(edited.account(named: "work") == nil)
-    #expect(edited.account(named: "wxrk") != nil)
+    let edited = try cache.current(files: [file], explicit: true)
+    #expect(edited.revision != first.revision)
+    #expect(edited.config.account(named: "work") == nil)
+    #expect(edited.config.account(named: "wxrk") != nil)
+    #expect(try cache.current(files: [file], explicit: true).revision == edited.revision)
+    // Other files are another config, even with the same bytes.
+    let copy = h.directory + "/copy"
+    try fileStoreConfig.write(toFile: copy, atomically: true, encoding: .utf8)
+    #expect(try cache.current(files: [copy], explicit: true).revision != edited.revision)
   }
 
   /// A file past the bytes compared is parsed anew each time: an edit after its first MiB (here
@@ -29,7 +38,9 @@ import Testing
     let cache = AgentConfigCache()
     let padding = String(repeating: "# " + String(repeating: "x", count: 76) + "\n", count: 1 << 14)
     try (padding + fileStoreConfig).write(toFile: file, atomically: false, encoding: .utf8)
-    #expect(try cache.config(files: [file], explicit: true).account(named: "work") != nil)
+    let first = try cache.current(files: [file], explicit: true)
+    #expect(first.config.account(named: "work") != nil)
+    #expect(try cache.current(files: [file], explicit: true).revision != first.revision)  // parsed anew
     try (padding + fileStoreConfig.replacingOccurrences(of: "[account work]", with: "[account wxrk]"))
       .write(toFile: file, atomically: false, encoding: .utf8)
     #expect(try cache.config(files: [file], explicit: true).account(named: "wxrk") != nil)
@@ -47,11 +58,14 @@ import Testing
 
   @Test func aFailureIsReportedEveryTimeAndNeverKept() throws {
     let cache = AgentConfigCache()
-    _ = try cache.config(files: [file], explicit: true)
+    let before = try cache.current(files: [file], explicit: true)
     try FileManager.default.removeItem(atPath: file)
     #expect(throws: (any Error).self) { try cache.config(files: [file], explicit: true) }
     #expect(throws: (any Error).self) { try cache.config(files: [file], explicit: true) }
+    // The bytes of before the failure again: the parse kept from then serves (nothing new kept).
     try fileStoreConfig.write(toFile: file, atomically: true, encoding: .utf8)
-    #expect(try cache.config(files: [file], explicit: true).account(named: "work") != nil)
+    let after = try cache.current(files: [file], explicit: true)
+    #expect(after.config.account(named: "work") != nil)
+    #expect(after.revision == before.revision)
   }
 }

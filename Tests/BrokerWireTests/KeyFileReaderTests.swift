@@ -64,4 +64,19 @@ import Testing
     #expect(KeyFileReader.value(group: "broker", key: "agent", files: [path]) == "off")
     #expect(KeyFileReader.value(group: "other", key: "agent", files: [path]) == "auto")
   }
+
+  /// `limit` is exact: never the rest of the last 8 KiB chunk read past it.
+  @Test(arguments: [0, 1, 100, 8191, 8192, 8193, 20000])
+  func aFileIsReadUpToExactlyTheLimit(limit: Int) throws {
+    let dir = String(cString: mkdtemp(strdup("/tmp/tb-kf-XXXXXX")))
+    defer { _ = system("rm -rf '\(dir)'") }
+    let path = dir + "/long"
+    let text = String(repeating: "0123456789", count: 1500)  // 15000 bytes
+    let f = fopen(path, "w")
+    fputs(text, f)
+    fclose(f)
+    let read = try #require(KeyFileReader.readFile(path, limit: limit))
+    #expect(read.count == min(limit, 15000))
+    #expect(read == Array(text.utf8.prefix(limit)))
+  }
 }

@@ -66,7 +66,8 @@ enum AgentCommand {
         throw HelperError(status: .failure, description: problem)
       }
       var argv = [selfPath()]
-      if let file = runtime.globals.configFile { argv += ["--config", absolute(file)] }
+      let file = explicitConfig(runtime)
+      if !file.isEmpty { argv += ["--config", file] }
       guard AgentLauncher.spawn(executable: argv[0], arguments: argv + ["agent", "run"]) != nil else {
         let reason = String(cString: strerror(errno))
         throw HelperError(status: .failure, description: "cannot start the agent (\(reason)); reinstall tokenbroker")
@@ -132,6 +133,15 @@ enum AgentCommand {
     await AgentCall.send(AgentRequest(operation: operation), to: endpoint.socketPath)
   }
 
+  /// The `--config` / `TOKENBROKER_CONFIG` file as an absolute path (against the working
+  /// directory), or "" for the default files: the file an agent serves (`agent run`), is started
+  /// with, and is asked for (`exec`); the front computes the same (FrontConfig).
+  static func explicitConfig(_ runtime: Runtime) -> String {
+    guard runtime.paths.configIsExplicit, let file = runtime.paths.configFiles.first else { return "" }
+    return absolute(file)
+  }
+
+  /// `path` made absolute against the working directory (as it is when that cannot be read).
   static func absolute(_ path: String) -> String {
     guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
     defer { free(cwd) }

@@ -16,9 +16,7 @@ enum AgentRunCommand {
     ProcessHardening.apply()
     let settings = try runtime.config().settings
     let context = runtime.context
-    let config = (runtime.globals.configFile ?? context.environment["TOKENBROKER_CONFIG"]).flatMap {
-      $0.isEmpty ? nil : AgentCommand.absolute($0)
-    } ?? ""
+    let config = AgentCommand.explicitConfig(runtime)
     let listener: AgentListener
     do {
       listener = try AgentListener.open(endpoint: endpoint, environment: context.environment)

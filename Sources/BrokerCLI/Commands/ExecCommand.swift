@@ -153,17 +153,7 @@ enum ExecCommand {
   /// (`AgentClient.connect` checks it); exec never starts one.
   private static func agentLink(_ runtime: Runtime) throws -> ExecTokens.AgentLink? {
     guard try runtime.config().settings.agent == .auto else { return nil }
-    var config = ""
-    if runtime.paths.configIsExplicit, let file = runtime.paths.configFiles.first {
-      config = file.hasPrefix("/") ? file : (currentDirectory() + "/" + file)
-    }
     return ExecTokens.AgentLink(
-      socket: runtime.paths.agentSocket, config: config, bus: runtime.context.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "")
-  }
-
-  private static func currentDirectory() -> String {
-    guard let cwd = getcwd(nil, 0) else { return "." }
-    defer { free(cwd) }
-    return String(cString: cwd)
+      socket: runtime.paths.agentSocket, config: AgentCommand.explicitConfig(runtime), bus: runtime.context.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "")
   }
 }

@@ -20,14 +20,7 @@ public enum KeyFileLoader {
   public static func load(paths: [String], explicit: Bool, seen: (String, Bool) -> Void = { _, _ in }) throws
     -> RawConfig
   {
-    var config = RawConfig()
-    for path in paths {
-      let raw = try load(file: path, required: explicit)
-      seen(path, raw != nil)
-      guard let raw else { continue }
-      config = config.merged(with: raw)
-    }
-    return config
+    try merged(paths, explicit: explicit, seen: seen) { keyFile, i in keyFile.load(paths[i]) }
   }
 
   /// Reads the files that `paths` names.
@@ -48,14 +41,22 @@ public enum KeyFileLoader {
   /// `paths[i]`, or nil when opening it failed with `errors[i]` (an errno; `ENOENT`: missing).
   /// - Throws: as `load(paths:explicit:)`.
   public static func load(paths: [String], contents: [[UInt8]?], errors: [Int32], explicit: Bool) throws -> RawConfig {
+    try merged(paths, explicit: explicit) { keyFile, i in
+      contents[i].map { keyFile.load(data: $0) } ?? (errors[i] == ENOENT ? .missing : .failed(String(cString: strerror(errors[i]))))
+    }
+  }
+
+  /// The files merged in order, each loaded by `load` (given a fresh handle and its index).
+  private static func merged(
+    _ paths: [String], explicit: Bool, seen: (String, Bool) -> Void = { _, _ in },
+    load: (GKeyFileHandle, Int) -> GKeyFileHandle.LoadResult
+  ) throws -> RawConfig {
     var config = RawConfig()
     for (i, path) in paths.enumerated() {
       let keyFile = GKeyFileHandle()
-      let loaded: GKeyFileHandle.LoadResult =
-        contents[i].map { keyFile.load(data: $0) }
-        ?? (errors[i] == ENOENT ? .missing : .failed(String(cString: strerror(errors[i]))))
-      guard let raw = try entries(of: keyFile, loaded: loaded, path: path, required: explicit) else { continue }
-      config = config.merged(with: raw)
+      let raw = try entries(of: keyFile, loaded: load(keyFile, i), path: path, required: explicit)
+      seen(path, raw != nil)
+      if let raw { config = config.merged(with: raw) }
     }
     return config
   }
