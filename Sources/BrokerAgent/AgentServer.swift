@@ -8,6 +8,10 @@ import Glibc
 public final class AgentServer: Sendable {
   /// Answers one decoded request.
   public typealias Handler = @Sendable (AgentRequest) async -> AgentReply
+  /// Answers a decoded request at once, on the socket loop's thread, when it can without
+  /// waiting for anything (nil: the request goes to `Handler`). It must not block for long:
+  /// every other connection waits meanwhile.
+  public typealias QuickHandler = @Sendable (AgentRequest) -> AgentReply?
 
   /// How long a client may take to send its request, in ms.
   static let readBound = 10_000
@@ -31,14 +35,19 @@ public final class AgentServer: Sendable {
   ) throws(AgentSetupError) {
     loop = try SocketLoop(
       listenFD: listenFD, expectedUID: expectedUID, maxRequestBytes: AgentProtocol.maxMessageBytes,
-      readMilliseconds: Self.readBound, idleMilliseconds: max(1, idleTimeout) * 1000, keepAlive: keepAlive, log: log)
+      readMilliseconds: Self.readBound, idleMilliseconds: max(1, idleTimeout) * 1000, keepAlive: keepAlive,
+      writeMilliseconds: Self.writeBound, log: log)
     self.log = log
   }
 
   /// Serves until `stop()` or the idle timeout, then until every open connection is answered.
+  /// - Parameters:
+  ///   - quick: answers a request on the loop's thread when it can (the agent's kept answers),
+  ///     with no hop to the cooperative pool; a request it cannot answer goes to `handler`.
+  ///   - handler: answers every other request, one child task each.
   /// - Throws: `AgentSetupError.call` when the I/O thread cannot start.
-  public func run(handler: @escaping Handler) async throws(AgentSetupError) {
-    try loop.start()
+  public func run(quick: @escaping QuickHandler = { _ in nil }, handler: @escaping Handler) async throws(AgentSetupError) {
+    try loop.start { bytes in Self.quickReply(bytes, quick) }
     let loop = self.loop
     let log = self.log
     await withDiscardingTaskGroup { group in
@@ -46,6 +55,13 @@ public final class AgentServer: Sendable {
         group.addTask { await Self.serve(connection, read, loop: loop, log: log, handler: handler) }
       }
     }
+  }
+
+  /// `quick`'s reply to the request in `bytes`, encoded; nil when it has none (or the request
+  /// does not decode: `serve` says why).
+  static func quickReply(_ bytes: [UInt8], _ quick: QuickHandler) -> [UInt8]? {
+    guard let request = try? AgentRequest.decode(bytes), let reply = quick(request) else { return nil }
+    return try? reply.encoded()
   }
 
   /// Stops accepting; requests already accepted are still answered.

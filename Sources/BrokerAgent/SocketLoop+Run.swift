@@ -3,25 +3,32 @@ import BrokerWire
 import Glibc
 
 extension SocketLoop {
-  /// Starts the loop on a new detached thread.
+  private final class Start {
+    let loop: SocketLoop
+    let quick: Quick
+    init(_ loop: SocketLoop, _ quick: @escaping Quick) { (self.loop, self.quick) = (loop, quick) }
+  }
+
+  /// Starts the loop on a new detached thread; `quick` is asked for each whole request there.
   /// - Throws: `AgentSetupError.call` when no thread can be created.
-  func start() throws(AgentSetupError) {
-    let box = Unmanaged.passRetained(self).toOpaque()
+  func start(quick: @escaping Quick = { _ in nil }) throws(AgentSetupError) {
+    let box = Unmanaged.passRetained(Start(self, quick)).toOpaque()
     var thread = pthread_t()
     let rc = pthread_create(&thread, nil, { raw in
       guard let raw else { return nil }
-      Unmanaged<SocketLoop>.fromOpaque(raw).takeRetainedValue().runLoop()
+      let start = Unmanaged<Start>.fromOpaque(raw).takeRetainedValue()
+      start.loop.runLoop(quick: start.quick)
       return nil
     }, box)
     guard rc == 0 else {
-      Unmanaged<SocketLoop>.fromOpaque(box).release()
+      Unmanaged<Start>.fromOpaque(box).release()
       throw .call(what: "start a thread for", path: "the agent socket", reason: String(cString: strerror(rc)))
     }
     pthread_detach(thread)
   }
 
   /// The loop: until stopped (or idle) and every connection is closed.
-  func runLoop() {
+  func runLoop(quick: Quick) {
     var accepting = true
     // Out of descriptors (EMFILE/ENFILE): the pending connections stay in the backlog and the
     // listening socket stays readable, so it is left out of `poll` for a moment (no busy loop).
@@ -57,8 +64,8 @@ extension SocketLoop {
       withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { bytes in
         while Glibc.read(wakeRead, bytes.baseAddress, bytes.count) > 0 {}
       }
-      if polling && fds[1].revents != 0 && !acceptAll() { acceptPausedUntil = MonotonicClock.milliseconds + 100 }
-      for fd in reads { serviceRead(fd) }
+      if polling && fds[1].revents != 0 && !acceptAll(quick: quick) { acceptPausedUntil = MonotonicClock.milliseconds + 100 }
+      for fd in reads { serviceRead(fd, quick: quick) }
       for fd in writes { serviceWrite(fd) }
     }
   }
@@ -67,7 +74,7 @@ extension SocketLoop {
   /// - Returns: false when `accept` failed otherwise than with "none pending" (out of
   ///   descriptors): the caller pauses accepting briefly.
   @discardableResult
-  func acceptAll() -> Bool {
+  func acceptAll(quick: Quick) -> Bool {
     while true {
       // accept4(SOCK_CLOEXEC | SOCK_NONBLOCK): one call, no window, no two `fcntl`s.
       let fd = cbroker_accept_cloexec_nonblock(listenFD)
@@ -89,13 +96,13 @@ extension SocketLoop {
         s.lastActivity = MonotonicClock.milliseconds
         s.reads[fd] = PendingRead(connection: connection, deadline: s.lastActivity + readMilliseconds)
       }
-      serviceRead(fd)  // the front has usually sent its whole request by now
+      serviceRead(fd, quick: quick)  // the front has usually sent its whole request by now
     }
   }
 
-  /// Reads what `fd` has; hands the connection over once its request is complete, too large,
-  /// failed, or past its deadline.
-  func serviceRead(_ fd: Int32) {
+  /// Reads what `fd` has; once its request is complete, answers it when `quick` can, else hands
+  /// the connection over (also when too large, failed, or past its deadline).
+  func serviceRead(_ fd: Int32, quick: Quick) {
     var outcome: ReadResult?
     var received: [UInt8] = []
     // A stack buffer, not a zeroed 16 KiB array per call (it was most of the loop's own work).
@@ -127,7 +134,26 @@ extension SocketLoop {
       s.reads[fd] = nil
       return (pending, result)
     }
-    if let (pending, result) = finished { sink.yield((pending.connection, result)) }
+    guard let (pending, result) = finished else { return }
+    if case .request(let bytes) = result, let reply = quick(bytes) {
+      answer(pending.connection, reply)
+    } else {
+      sink.yield((pending.connection, result))
+    }
+  }
+
+  /// Sends a reply `quick` gave, from the loop's thread: what the socket takes now, the rest
+  /// when it is writable again (within `writeMilliseconds`).
+  func answer(_ connection: AgentConnection, _ bytes: [UInt8]) {
+    switch SocketLoop.send(connection.fd, bytes, from: 0) {
+    case .done:
+      discard(connection)
+    case .partial(let offset):
+      let deadline = MonotonicClock.milliseconds + writeMilliseconds
+      state.withLock {
+        $0.writes[connection.fd] = PendingWrite(bytes: bytes, offset: offset, deadline: deadline, continuation: nil)
+      }
+    }
   }
 
   func serviceWrite(_ fd: Int32) {

@@ -18,7 +18,8 @@ public struct AgentConnection: Sendable {
 /// byte is read; others are closed at once. The loop reads each request itself (at once when the
 /// client has already sent it, as the front does) and hands over the connection with the whole
 /// request in `connections`, so a request costs one hand-over between threads, not a round trip
-/// per phase. A reply is sent by its caller when the socket takes it whole (a reply of a few
+/// per phase; a request `start`'s `quick` can answer at once (a kept answer) is answered on the loop's own
+/// thread and never handed over. A reply is sent by its caller when the socket takes it whole (a reply of a few
 /// hundred bytes always does); only the rest of a larger one is left to the loop. The loop stops
 /// accepting on `stop()` or after `idleMilliseconds` with no connection open, hands over the
 /// requests still being read, then ends once every open connection is closed.
@@ -40,7 +41,8 @@ final class SocketLoop: Sendable {
     var bytes: [UInt8]
     var offset = 0
     var deadline: Int
-    var continuation: CheckedContinuation<Void, Never>
+    /// Resumed once the reply is sent (nil: the loop answered the request itself, `quick`).
+    var continuation: CheckedContinuation<Void, Never>?
   }
   struct State {
     var reads: [Int32: PendingRead] = [:]
@@ -62,6 +64,12 @@ final class SocketLoop: Sendable {
   let log: @Sendable (String) -> Void
   /// How long a client may take to send its whole request, in ms.
   let readMilliseconds: Int
+  /// Asked on the loop's thread for each whole request (`start`'s argument): the reply's bytes
+  /// when it can be given at once without waiting for anything (a kept answer), or nil to hand
+  /// the request over.
+  typealias Quick = @Sendable ([UInt8]) -> [UInt8]?
+  /// How long a client may take to take in a reply the loop sends itself, in ms.
+  let writeMilliseconds: Int
   /// Accepted connections with their requests read (or why not), in the order they became
   /// complete; finishes once the loop has stopped accepting and has no request left being read.
   let connections: AsyncStream<(AgentConnection, ReadResult)>
@@ -70,7 +78,8 @@ final class SocketLoop: Sendable {
   /// - Throws: `AgentSetupError.call` when the wake-up pipe cannot be made.
   init(
     listenFD: Int32, expectedUID: UInt32, maxRequestBytes: Int, readMilliseconds: Int, idleMilliseconds: Int,
-    keepAlive: @escaping @Sendable () -> Bool = { false }, log: @escaping @Sendable (String) -> Void
+    keepAlive: @escaping @Sendable () -> Bool = { false }, writeMilliseconds: Int = 10_000,
+    log: @escaping @Sendable (String) -> Void
   ) throws(AgentSetupError) {
     var fds: [Int32] = [-1, -1]
     guard pipe(&fds) == 0 else { throw .call(what: "create", path: "the agent's wake-up pipe", reason: String(cString: strerror(errno))) }
@@ -85,6 +94,7 @@ final class SocketLoop: Sendable {
     self.idleMilliseconds = idleMilliseconds
     self.readMilliseconds = readMilliseconds
     self.keepAlive = keepAlive
+    self.writeMilliseconds = writeMilliseconds
     self.log = log
     state = Mutex(State(lastActivity: MonotonicClock.milliseconds))
     (connections, sink) = AsyncStream.makeStream(of: (AgentConnection, ReadResult).self)

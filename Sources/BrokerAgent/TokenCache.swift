@@ -38,16 +38,10 @@ public actor TokenCache {
 
   private var entries: [TokenCacheKey: Entry] = [:]
   private var flights: [TokenCacheKey: Flight] = [:]
-  /// Bumped by every change of `entries` (`changed`), which forgets `answers`.
-  private var revision = 0
-  private struct KeptAnswer {
-    var reply: AgentReply
-    var configRevision: Int
-    var servedUntil: Int64
-  }
-  /// Whole answers to warm requests made from cached tokens, byte-for-byte the same request
-  /// answered again (the agent's answer memo, BrokerCLI's `AnswerRecorder` decides what is kept).
-  private var answers: [AgentRequest: KeptAnswer] = [:]
+  /// Whole answers to warm requests made from cached tokens, forgotten by every change of
+  /// `entries` (`changed`); its revision is the cache's (BrokerCLI's `AnswerRecorder` decides
+  /// what is kept).
+  private let answers: KeptAnswers
   /// Bumped by `drop`: a fetch started under an older generation is not cached.
   private var generations: [String: Int] = [:]
   /// The last fetch of each account, which the next one of that account waits for.
@@ -56,7 +50,10 @@ public actor TokenCache {
   private let time: any TimeSource
 
   /// - Parameter time: the clock expiries are compared with (Unix seconds).
-  public init(time: any TimeSource) { self.time = time }
+  public init(time: any TimeSource) {
+    self.time = time
+    answers = KeptAnswers(time: time)
+  }
 
   /// An access token for `key`, from memory or from the one running (or a new) fetch.
   /// - Parameters:
@@ -90,7 +87,7 @@ public actor TokenCache {
   public func cachedWithRevision(
     _ key: TokenCacheKey, account: AccountConfig, needed: @Sendable (IssuedToken) -> Int64
   ) -> (token: IssuedToken, revision: Int, servedUntil: Int64)? {
-    servable(key, account: account, needed: needed).map { ($0.token, revision, $0.servedUntil) }
+    servable(key, account: account, needed: needed).map { ($0.token, answers.revision, $0.servedUntil) }
   }
 
   private func servable(
@@ -103,34 +100,30 @@ public actor TokenCache {
 
   /// The answer kept for `request` (`keep`), while it is still the answer: made under config
   /// revision `configRevision`, nothing cached has changed since, and its token is still one
-  /// memory would serve.
-  public func answer(to request: AgentRequest, configRevision: Int) -> AgentReply? {
-    guard let kept = answers[request], kept.configRevision == configRevision else { return nil }
-    guard time.now <= kept.servedUntil else {
-      answers[request] = nil
-      return nil
-    }
-    return kept.reply
+  /// memory would serve. Not isolated to the actor: the socket loop's thread asks it directly.
+  public nonisolated func answer(to request: AgentRequest, configRevision: Int) -> AgentReply? {
+    answers.answer(to: request, configRevision: configRevision)
   }
+
+  /// Whether an answer is kept for `request` (`answer` may still refuse it): a cheap test before
+  /// the config's revision is computed.
+  public nonisolated func hasKeptAnswer(for request: AgentRequest) -> Bool { answers.contains(request) }
 
   /// Keeps `reply` to `request`, made from one token taken from memory at `revision` and served
   /// from memory until `servedUntil` (`cachedWithRevision`); ignored when the cache has changed
   /// since. Every change forgets every kept answer; at most `answerCapacity` are kept.
-  public func keep(_ reply: AgentReply, to request: AgentRequest, configRevision: Int, revision: Int, servedUntil: Int64) {
-    guard revision == self.revision else { return }
-    if answers.count >= Self.answerCapacity { answers.removeAll() }
-    answers[request] = KeptAnswer(reply: reply, configRevision: configRevision, servedUntil: servedUntil)
+  public nonisolated func keep(
+    _ reply: AgentReply, to request: AgentRequest, configRevision: Int, revision: Int, servedUntil: Int64
+  ) {
+    answers.keep(reply, to: request, configRevision: configRevision, revision: revision, servedUntil: servedUntil)
   }
 
-  public static let answerCapacity = 64
+  public static let answerCapacity = KeptAnswers.capacity
 
   /// How many answers are kept (tests).
-  public var keptAnswers: Int { answers.count }
+  public nonisolated var keptAnswers: Int { answers.count }
 
-  private func changed() {
-    revision += 1
-    answers.removeAll()  // also the secrets in them: none outlives a logout
-  }
+  private func changed() { answers.forget() }
 
   /// Forgets every cached token of `account` (of every account when nil); a fetch running now is
   /// not cached when it ends.

@@ -22,6 +22,28 @@ struct AgentRequestHandler: Sendable {
   /// The config as last parsed, for every request while its files stay the same.
   var configs = AgentConfigCache()
 
+  /// The environment every command runs in: the agent's, with the agent's explicit config.
+  var commandEnvironment: [String: String] {
+    var environment = self.environment
+    environment["TOKENBROKER_CONFIG"] = config.isEmpty ? nil : config
+    return environment
+  }
+  /// The config files every command reads (`commandEnvironment`'s).
+  var configPaths: BrokerPaths { BrokerPaths(environment: commandEnvironment, uid: getuid()) }
+
+  /// The answer kept for a repeated `run` request (`TokenCache.answer`), given on the socket
+  /// loop's thread with nothing built and no hop (`AgentServer`'s `quick`); nil for anything
+  /// else. A kept answer was made for this very request (bus, config, arguments and input are
+  /// part of its key), so only the config files' revision is checked again: they are read and
+  /// compared byte for byte, as every request's are. `paths`: `configPaths`, computed once.
+  func quick(_ request: AgentRequest, paths: BrokerPaths) -> AgentReply? {
+    guard request.operation == .run, cache.hasKeptAnswer(for: request),
+      let (config, revision) = try? configs.current(files: paths.configFiles, explicit: paths.configIsExplicit),
+      config.settings.agent == .auto
+    else { return nil }
+    return cache.answer(to: request, configRevision: revision)
+  }
+
   func handle(_ request: AgentRequest) async -> AgentReply {
     switch request.operation {
     case .status:
@@ -69,17 +91,16 @@ struct AgentRequestHandler: Sendable {
     guard request.config == config, let route = AgentRoute.classify(argv), route.configFile == nil else {
       return .notServed
     }
-    var environment = self.environment
-    environment["TOKENBROKER_CONFIG"] = config.isEmpty ? nil : config
+    var environment = commandEnvironment
     // The front no longer reads the config when an agent answers: `agent = off` is honoured here,
     // and a config that does not load is the full program's error to report.
-    let paths = BrokerPaths(environment: environment, uid: getuid())
+    let paths = configPaths
     guard let (config, configRevision) = try? configs.current(files: paths.configFiles, explicit: paths.configIsExplicit),
       config.settings.agent == .auto
     else { return .notServed }
     for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
     // Kept only for a run that said its answer is pure (`Runtime.answerIsPure`, never verbose).
-    if let kept = await cache.answer(to: request, configRevision: configRevision) { return kept }
+    if let kept = cache.answer(to: request, configRevision: configRevision) { return kept }
     let output = Mutex<[UInt8]>([])
     let error = Mutex<[UInt8]>([])
     let input = request.input
@@ -97,7 +118,7 @@ struct AgentRequestHandler: Sendable {
     CurlTransport.releaseCode()
     let reply = AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
     if reply.exit == 0, let hit = recorder.keepable {
-      await cache.keep(reply, to: request, configRevision: configRevision, revision: hit.revision, servedUntil: hit.servedUntil)
+      cache.keep(reply, to: request, configRevision: configRevision, revision: hit.revision, servedUntil: hit.servedUntil)
     }
     return reply
   }

@@ -1,6 +1,7 @@
 @testable import BrokerAgent
 import BrokerWire
 import Glibc
+import Synchronization
 import Testing
 
 /// The socket loop reads each request itself and leaves a reply to its caller unless the socket
@@ -111,5 +112,77 @@ import Testing
       Issue.record("a send to a closed peer did not end")
       return
     }
+  }
+
+  /// What `quick` answers is answered on the loop's thread and never reaches the handler; what
+  /// it declines does; both end their connections (the loop then goes idle and exits).
+  @Test func aQuickAnswerNeverReachesTheHandler() async throws {
+    let dir = TempDirectory()
+    defer { dir.remove() }
+    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
+    defer { listener.close() }
+    let handled = Counter()
+    let quickThreads = Mutex<Set<UInt>>([])
+    let (_, task) = try serve(
+      listener, idle: 1,
+      quick: { request in
+        quickThreads.withLock { _ = $0.insert(UInt(pthread_self())) }
+        return request.operation == .status ? AgentReply(exit: 0, output: Array("quick".utf8)) : nil
+      },
+      handler: { _ in
+        handled.add()
+        return AgentReply(exit: 0, output: Array("slow".utf8))
+      })
+    for _ in 0..<3 {
+      guard case .reply(let bytes) = await exchange(listener.socketPath, try AgentRequest(operation: .status).encoded()) else {
+        Issue.record("no quick reply")
+        return
+      }
+      #expect(try AgentReply.decode(bytes).output == Array("quick".utf8))
+    }
+    #expect(handled.value == 0)
+    guard case .reply(let bytes) = await exchange(listener.socketPath, try AgentRequest(operation: .drop).encoded()) else {
+      Issue.record("no reply to a request quick declined")
+      return
+    }
+    #expect(try AgentReply.decode(bytes).output == Array("slow".utf8))
+    #expect(handled.value == 1)
+    #expect(quickThreads.withLock { $0.count } == 1)  // always the loop's one thread
+    try await task.value  // every connection was closed: the idle time ends the loop
+  }
+
+  /// A reply the loop sends itself into a full socket goes out whole once the peer reads, and
+  /// the connection is closed after its last byte.
+  @Test func theLoopsOwnReplyResumesAtAFullSocket() async throws {
+    let dir = TempDirectory()
+    defer { dir.remove() }
+    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
+    defer { listener.close() }
+    let loop = try SocketLoop(
+      listenFD: listener.fd, expectedUID: getuid(), maxRequestBytes: 1024, readMilliseconds: 30_000,
+      idleMilliseconds: 60_000, writeMilliseconds: 30_000, log: { _ in })
+    try loop.start()
+    var fds: [Int32] = [-1, -1]
+    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+    defer { close(fds[1]) }
+    _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+    var small: Int32 = 4096
+    setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+    let bytes = (0..<60_000).map { UInt8($0 % 251) }
+    loop.state.withLock { $0.open += 1 }  // as `acceptAll` counts a connection
+    loop.answer(AgentConnection(fd: fds[0], peerPID: 0), bytes)
+    #expect(loop.state.withLock { $0.writes[fds[0]] != nil })  // the socket took only part
+    loop.wake()
+    var received: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {  // blocking reads until the loop closes its end
+      let n = chunk.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, $0.count, 0) }
+      if n <= 0 { break }
+      received += chunk[0..<n]
+    }
+    #expect(received == bytes)
+    #expect(loop.state.withLock { $0.open } == 0)
+    loop.stop()
+    for await _ in loop.connections {}
   }
 }

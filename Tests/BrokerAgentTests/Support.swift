@@ -17,10 +17,10 @@ func endpoint(in base: String) -> AgentEndpoint {
 /// A server on `listener` answering with `handler`, run in a background task.
 func serve(
   _ listener: AgentListener, expectedUID: UInt32 = getuid(), idle: Int = 60,
-  handler: @escaping AgentServer.Handler
+  quick: @escaping AgentServer.QuickHandler = { _ in nil }, handler: @escaping AgentServer.Handler
 ) throws -> (AgentServer, Task<Void, any Error>) {
   let server = try AgentServer(listenFD: listener.fd, expectedUID: expectedUID, idleTimeout: idle, log: { _ in })
-  let task = Task { try await server.run(handler: handler) }
+  let task = Task { try await server.run(quick: quick, handler: handler) }
   return (server, task)
 }
 

@@ -25,39 +25,39 @@ import Testing
 
   @Test func aKeptAnswerIsGivenToTheSameRequestOnly() async throws {
     let (cache, revision, until) = try await warmCache()
-    await cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
-    #expect(await cache.answer(to: request, configRevision: 1) == reply)
+    cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
+    #expect(cache.answer(to: request, configRevision: 1) == reply)
     let other = AgentRequest.run(name: "tokenbroker", arguments: ["token", "get", "work", "--format", "json"], config: "", input: [])
-    #expect(await cache.answer(to: other, configRevision: 1) == nil)
-    #expect(await cache.answer(to: request, configRevision: 2) == nil)  // the config was parsed anew
+    #expect(cache.answer(to: other, configRevision: 1) == nil)
+    #expect(cache.answer(to: request, configRevision: 2) == nil)  // the config was parsed anew
   }
 
   @Test func anyChangeOfTheCacheForgetsEveryKeptAnswer() async throws {
     let (cache, revision, until) = try await warmCache()
-    await cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
+    cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
     await cache.drop(account: "someone-else")  // logout of another account: still a change
-    #expect(await cache.answer(to: request, configRevision: 1) == nil)
+    #expect(cache.answer(to: request, configRevision: 1) == nil)
     // An answer made before a change is not kept after it.
-    await cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
-    #expect(await cache.answer(to: request, configRevision: 1) == nil)
+    cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
+    #expect(cache.answer(to: request, configRevision: 1) == nil)
   }
 
   @Test func gitEraseOfTheTokenForgetsIt() async throws {
     let (cache, revision, until) = try await warmCache()
-    await cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
+    cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
     #expect(await cache.drop(account: "work", token: Secret("not-ours")) == false)
-    #expect(await cache.answer(to: request, configRevision: 1) == reply)  // nothing dropped, nothing changed
+    #expect(cache.answer(to: request, configRevision: 1) == reply)  // nothing dropped, nothing changed
     #expect(await cache.drop(account: "work", token: Secret("AT1")))
-    #expect(await cache.answer(to: request, configRevision: 1) == nil)
+    #expect(cache.answer(to: request, configRevision: 1) == nil)
   }
 
   @Test func noAnswerOnceTheTokenIsDueForRefresh() async throws {
     let (cache, revision, until) = try await warmCache()
-    await cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
+    cache.keep(reply, to: request, configRevision: 1, revision: revision, servedUntil: until)
     time.advance(by: 3300)  // exactly 300 s left: memory still serves it
-    #expect(await cache.answer(to: request, configRevision: 1) == reply)
+    #expect(cache.answer(to: request, configRevision: 1) == reply)
     time.advance(by: 1)
-    #expect(await cache.answer(to: request, configRevision: 1) == nil)
+    #expect(cache.answer(to: request, configRevision: 1) == nil)
     #expect(await cache.cachedWithRevision(key, account: account, needed: { _ in 300 }) == nil)
   }
 
@@ -65,12 +65,12 @@ import Testing
     let (cache, revision, until) = try await warmCache()
     for n in 0...TokenCache.answerCapacity {
       let r = AgentRequest.run(name: "tokenbroker", arguments: ["token", "get", "work", "--min-valid", "\(n)"], config: "", input: [])
-      await cache.keep(reply, to: r, configRevision: 1, revision: revision, servedUntil: until)
+      cache.keep(reply, to: r, configRevision: 1, revision: revision, servedUntil: until)
     }
     let last = AgentRequest.run(
       name: "tokenbroker", arguments: ["token", "get", "work", "--min-valid", "\(TokenCache.answerCapacity)"], config: "", input: [])
-    #expect(await cache.answer(to: last, configRevision: 1) == reply)
+    #expect(cache.answer(to: last, configRevision: 1) == reply)
     let first = AgentRequest.run(name: "tokenbroker", arguments: ["token", "get", "work", "--min-valid", "0"], config: "", input: [])
-    #expect(await cache.answer(to: first, configRevision: 1) == nil)
+    #expect(cache.answer(to: first, configRevision: 1) == nil)
   }
 }

@@ -43,10 +43,10 @@ import Testing
   @Test func aWarmAnswerIsGivenAgainUntilTheCacheChanges() async throws {
     try await remember("AT-A")
     #expect(await tokenGet().output == Array("AT-A\n".utf8))
-    #expect(await cache.keptAnswers == 1)
+    #expect(cache.keptAnswers == 1)
     #expect(await tokenGet().output == Array("AT-A\n".utf8))  // the kept answer
     _ = await handler.handle(AgentRequest(operation: .drop, account: "work"))  // logout, login
-    #expect(await cache.keptAnswers == 0)
+    #expect(cache.keptAnswers == 0)
     try await remember("AT-B")
     #expect(await tokenGet().output == Array("AT-B\n".utf8))
   }
@@ -71,9 +71,35 @@ import Testing
       #expect(reply.output == Array("AT-A\n".utf8))
       #expect(String(decoding: reply.error, as: UTF8.self).contains("the agent's memory had the token"))
     }
-    #expect(await cache.keptAnswers == 0)
+    #expect(cache.keptAnswers == 0)
     _ = await tokenGet(["--format", "json"])  // the same command without --verbose is kept
-    #expect(await cache.keptAnswers == 1)
+    #expect(cache.keptAnswers == 1)
+  }
+
+  /// The socket loop's `quick`: the kept answer with nothing run, and never one the slow path
+  /// would not give (another request, an edited config, `agent = off`, a change of the cache).
+  @Test func quickGivesOnlyTheKeptAnswerForTheSameRequestAndConfig() async throws {
+    let request = AgentRequest.run(name: "tokenbroker", arguments: ["token", "get", "work"], config: "", input: [])
+    let paths = handler.configPaths
+    #expect(handler.quick(request, paths: paths) == nil)  // nothing kept yet
+    try await remember("AT-A")
+    let first = await tokenGet()
+    #expect(handler.quick(request, paths: paths) == first)
+    #expect(handler.quick(AgentRequest(operation: .status), paths: paths) == nil)
+    let json = AgentRequest.run(name: "tokenbroker", arguments: ["token", "get", "work", "--format", "json"], config: "", input: [])
+    #expect(handler.quick(json, paths: paths) == nil)
+    try (fileStoreConfig + "\n").write(toFile: configFile, atomically: true, encoding: .utf8)  // same meaning, new bytes
+    #expect(handler.quick(request, paths: paths) == nil)
+    #expect(await tokenGet() == first)  // kept again under the new revision
+    #expect(handler.quick(request, paths: paths) == first)
+    try fileStoreConfig.replacingOccurrences(of: "store = file", with: "store = file\nagent = off")
+      .write(toFile: configFile, atomically: true, encoding: .utf8)
+    #expect(handler.quick(request, paths: paths) == nil)
+    try fileStoreConfig.write(toFile: configFile, atomically: true, encoding: .utf8)
+    _ = await tokenGet()
+    #expect(handler.quick(request, paths: paths) == first)
+    await cache.drop(account: "nobody")
+    #expect(handler.quick(request, paths: paths) == nil)
   }
 
   @Test func onlyAPureAnswerFromOneTokenInMemoryIsKeepable() {

@@ -42,7 +42,8 @@ enum AgentRunCommand {
     let handler = AgentRequestHandler(
       cache: cache, config: config, environment: environment, stop: { server.stop() }, keys: keys)
     runtime.verbose("agent \(getpid()) serving \(endpoint.socketPath)")
-    try await server.run { await handler.handle($0) }
+    let paths = handler.configPaths
+    try await server.run(quick: { handler.quick($0, paths: paths) }) { await handler.handle($0) }
     await keys.drop()  // zeroed before the process ends
     runtime.verbose("agent \(getpid()) exiting")
     return .success
