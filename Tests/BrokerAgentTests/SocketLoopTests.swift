@@ -115,7 +115,7 @@ import Testing
   }
 
   /// What `quick` answers is answered on the loop's thread and never reaches the handler; what
-  /// it declines does; both end their connections (the loop then goes idle and exits).
+  /// it declines does; both end their connections (a stopped loop ends only once none is open).
   @Test func aQuickAnswerNeverReachesTheHandler() async throws {
     let dir = TempDirectory()
     defer { dir.remove() }
@@ -123,8 +123,8 @@ import Testing
     defer { listener.close() }
     let handled = Counter()
     let quickThreads = Mutex<Set<UInt>>([])
-    let (_, task) = try serve(
-      listener, idle: 1,
+    let (server, task) = try serve(
+      listener,
       quick: { request in
         quickThreads.withLock { _ = $0.insert(UInt(pthread_self())) }
         return request.operation == .status ? AgentReply(exit: 0, output: Array("quick".utf8)) : nil
@@ -148,7 +148,8 @@ import Testing
     #expect(try AgentReply.decode(bytes).output == Array("slow".utf8))
     #expect(handled.value == 1)
     #expect(quickThreads.withLock { $0.count } == 1)  // always the loop's one thread
-    try await task.value  // every connection was closed: the idle time ends the loop
+    server.stop()
+    try await task.value
   }
 
   /// A reply the loop sends itself into a full socket goes out whole once the peer reads, and
