@@ -9,45 +9,53 @@
 import BrokerWire
 import Glibc
 
-let replyBound = AgentProtocol.replyBound
+Front.run()
 
-let arguments = CommandLine.arguments
-guard let route = AgentRoute.classify(arguments) else { Core.exec() }
-let configFile = FrontConfig.file(route: route)
+/// The front's one flow, in a function: top-level code is MainActor-isolated in Swift 6, and a
+/// closure formed there checks its executor when called, which starts the concurrency runtime's
+/// default executors (code and data pages the front otherwise never touches).
+enum Front {
+  static func run() -> Never {
+    let replyBound = AgentProtocol.replyBound
+    let arguments = CommandLine.arguments
+    guard let route = AgentRoute.classify(arguments) else { Core.exec() }
+    let configFile = FrontConfig.file(route: route)
 
-var input = StandardInput()
-if route.readsInput { input.read() }
-let bus = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) } ?? ""
-var forwarded: [String: String] = [:]
-for name in AgentProtocol.forwardedEnvironment {
-  if let value = getenv(name) { forwarded[name] = String(cString: value) }
-}
-let request = AgentRequest.run(
-  name: route.name, arguments: route.arguments, config: configFile, input: input.bytes, bus: bus,
-  environment: forwarded)
-guard input.complete, let bytes = try? request.encoded() else {
-  Core.exec(because: "the request is too large for the agent", replaying: input)
-}
+    var input = StandardInput()
+    if route.readsInput { input.read() }
+    let bus = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) } ?? ""
+    var forwarded: [String: String] = [:]
+    for name in AgentProtocol.forwardedEnvironment {
+      if let value = getenv(name) { forwarded[name] = String(cString: value) }
+    }
+    let request = AgentRequest.run(
+      name: route.name, arguments: route.arguments, config: configFile, input: input.bytes, bus: bus,
+      environment: forwarded)
+    guard input.complete, let bytes = try? request.encoded() else {
+      Core.exec(because: "the request is too large for the agent", replaying: input)
+    }
 
-guard
-  let fd = AgentStarter.connect(
-    AgentEndpoint.current, mayStart: { route.configFile == nil && FrontConfig.agentEnabled(file: configFile) })
-else { Core.exec(because: "no agent runs, and agent = off or it could not be started", replaying: input) }
+    guard
+      let fd = AgentStarter.connect(
+        AgentEndpoint.current, mayStart: { route.configFile == nil && FrontConfig.agentEnabled(file: configFile) })
+    else { Core.exec(because: "no agent runs, and agent = off or it could not be started", replaying: input) }
 
-switch AgentClient.exchange(fd: fd, request: bytes, timeoutMilliseconds: replyBound) {
-case .reply(let raw):
-  guard let reply = try? AgentReply.decode(raw), reply.exit != AgentProtocol.notServed else {
-    Core.exec(because: "it declined (agent = off, another config or another login session)", replaying: input)
+    switch AgentClient.exchange(fd: fd, request: bytes, timeoutMilliseconds: replyBound) {
+    case .reply(let raw):
+      guard let reply = try? AgentReply.decode(raw), reply.exit != AgentProtocol.notServed else {
+        Core.exec(because: "it declined (agent = off, another config or another login session)", replaying: input)
+      }
+      FileDescriptor.standardOutput.write(reply.output)
+      FileDescriptor.standardError.write(reply.error)
+      exit(reply.exit)
+    case .closed, .failed:
+      // The agent stopped or died before answering: nothing was handed out, the full program serves it.
+      close(fd)
+      Core.exec(because: "it ended before answering", replaying: input)
+    case .timedOut:
+      FileDescriptor.standardError.write(
+        "tokenbroker: the agent did not answer within \(replyBound / 1000) s; run 'tokenbroker agent stop' and try again\n")
+      exit(4)
+    }
   }
-  FileDescriptor.standardOutput.write(reply.output)
-  FileDescriptor.standardError.write(reply.error)
-  exit(reply.exit)
-case .closed, .failed:
-  // The agent stopped or died before answering: nothing was handed out, the full program serves it.
-  close(fd)
-  Core.exec(because: "it ended before answering", replaying: input)
-case .timedOut:
-  FileDescriptor.standardError.write(
-    "tokenbroker: the agent did not answer within \(replyBound / 1000) s; run 'tokenbroker agent stop' and try again\n")
-  exit(4)
 }
