@@ -162,12 +162,18 @@ hosts = git.corp.test
         self.assert_clean(r, extra=[record["refresh_token"], redirect.get("code", [""])[0]])
 
     def refresh_five_times(self):
-        tokens = []
+        """Five `token get --force-refresh`; each must reach Glewlwyd, which shows in five distinct
+        access tokens (a refresh answered from any cache would repeat one). Returns the refresh
+        token stored after each."""
+        tokens, access = [], []
         for _ in range(5):
             t = self.run_broker("token", "get", "corp", "--force-refresh")
             self.assertEqual(t.returncode, 0, t.stderr)
+            access.append(t.stdout.strip().decode())
             tokens.append(self.stored()["refresh_token"])
-            self.assert_clean(t, extra=tokens)
+            self.assert_clean(t, extra=tokens + access[:-1])
+        self.assertTrue(all(access), access)
+        self.assertEqual(len(set(access)), 5, "every --force-refresh got a new access token from Glewlwyd")
         return tokens
 
     def test_refresh_with_a_rolling_refresh_token(self):
