@@ -159,7 +159,7 @@ class SilentRefreshTest(FlowTestCase):
         results = self.check_refresh_keeps_the_refresh_token("empty")
         self.assertIn(b"empty refresh_token", results[0].stderr)
 
-    def test_token_inside_the_margin_is_never_handed_out(self):
+    def test_an_expired_token_is_never_handed_out(self):
         """B14: a cached token past its expiry is refreshed, not handed out, by `token get` and
         git `get`, each time (the first call's token lives 2 s and has expired before the second)."""
         seen = {self.login_token} - {None}
@@ -174,6 +174,34 @@ class SilentRefreshTest(FlowTestCase):
             seen.add(reply["access_token"])
             time.sleep(2.2)
         self.assertEqual(len(self.refresh_requests()), 2)
+
+    def test_a_token_inside_the_margin_but_not_expired_is_refreshed_first(self):
+        """B14's second variant: the cached token has 20 s left, inside refresh-margin (300 s; it
+        lives an hour, so half its lifetime does not cap the margin). `token get`, git `get` and
+        git `get` with `capability[]=authtype` each refresh before answering: the new token, with
+        `password_expiry_utc` past now + refresh-margin, never the cached one."""
+        self.emu.configure(access_token_lifetime=3600)
+        for args, stdin in ((("token", "get", "work"), b""), (("get",), GIT_GET),
+                            (("get",), "capability[]=authtype\n" + GIT_GET)):
+            [item] = self.items_of_kind("access-token")
+            record = json.loads(item["secret"])
+            now = int(time.time())
+            record.update(expires_on=now + 20, obtained_at=now + 20 - 3600)
+            self.put_back(item, json.dumps(record))
+            before = len(self.refresh_requests())
+            r = self.run_broker(*args, input=stdin, timeout=30)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(self.refresh_requests()), before + 1, "refreshed once, before answering")
+            new = self.refresh_requests()[-1]["response"]["access_token"]
+            self.assertNotIn(record["access_token"].encode(), r.stdout)
+            out = r.stdout.decode()
+            if args == ("get",):
+                lines = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+                self.assertEqual(lines.get("credential" if "authtype" in stdin else "password"), new, out)
+                self.assertGreater(int(lines["password_expiry_utc"]), now + 300, out)
+            else:
+                self.assertEqual(out, new + "\n")
+            self.assert_no_secret_leak(r)
 
     def test_provider_unreachable_hands_out_nothing(self):
         """B14: the cached token is inside the margin and the provider is down: `token get` and
