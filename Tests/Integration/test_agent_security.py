@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import unittest
 
 from agent_flows import AgentTestCase
@@ -97,7 +98,8 @@ class PeerCheckTest(AgentTestCase):
         """A warm call is one connect, with no look at the socket's directory: the kernel's record
         of who listens (SO_PEERCRED) must be the caller's uid before a byte is sent. A server of
         uid 65534 gets no request (no git input, no argument), and the call is served by the full
-        program."""
+        program. The server counts the connections it accepts: the calls did connect (a front that
+        never tried would pass the rest too)."""
         self.signed_in()
         self.run_broker("agent", "stop")
         theirs = tempfile.mkdtemp(prefix="tb-theirs-")
@@ -105,7 +107,8 @@ class PeerCheckTest(AgentTestCase):
         os.chmod(theirs, 0o755)
         os.chown(theirs, 65534, 65534)
         sock, log = os.path.join(theirs, "agent.sock"), os.path.join(theirs, "received")
-        server = subprocess.Popen(NOBODY + ["/usr/bin/python3", "-I", "-c", PLANTED, sock, log],
+        accepted = os.path.join(theirs, "accepted")
+        server = subprocess.Popen(NOBODY + ["/usr/bin/python3", "-I", "-c", PLANTED, sock, log, accepted],
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.addCleanup(self._reap, server)
         self.assertEqual(server.stdout.readline().strip(), b"listening")
@@ -115,6 +118,16 @@ class PeerCheckTest(AgentTestCase):
         self.assertIn(b"password=", git.stdout)
         token = self.run_broker("token", "get", "work", env=env)
         self.assertEqual(token.returncode, 0, token.stderr)
+        # Each call connected at least once (the server may accept a connection after its client
+        # has already closed it: wait, generously, before stopping the server).
+        deadline, connects = time.time() + 30, 0
+        while time.time() < deadline:
+            with open(accepted, "rb") as f:
+                connects = f.read().count(b"\n")
+            if connects >= 2:
+                break
+            time.sleep(0.05)
+        self.assertGreaterEqual(connects, 2, "the calls never connected to the socket")
         server.terminate()
         server.wait(timeout=30)
         with open(log, "rb") as f:
@@ -124,17 +137,20 @@ class PeerCheckTest(AgentTestCase):
         self.assertEqual(self.agents(), [])
 
 
-# A server of another uid at the socket path: records every byte any client sends it.
+# A server of another uid at the socket path: records every byte any client sends it (argv[2])
+# and a line per connection it accepts (argv[3]).
 PLANTED = r"""
 import os, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1])
 os.chmod(sys.argv[1], 0o666)
 s.listen(16)
+open(sys.argv[3], "wb").close()
 print("listening", flush=True)
-with open(sys.argv[2], "ab", buffering=0) as log:
+with open(sys.argv[2], "ab", buffering=0) as log, open(sys.argv[3], "ab", buffering=0) as accepted:
     while True:
         c, _ = s.accept()
+        accepted.write(b"accepted\n")
         c.settimeout(5)
         try:
             while True:
