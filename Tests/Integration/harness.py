@@ -23,6 +23,8 @@ import idp_emulator  # noqa: E402  (Tests/Emulator)
 BIN_DIR = os.environ.get("TOKENBROKER_BIN_DIR") or os.path.join(ROOT, ".build", "debug")
 TOKENBROKER = os.path.join(BIN_DIR, "tokenbroker")
 SYSTEM_PYTHON = "/usr/bin/python3"
+# The ExecCredential version kubectl's exec plugins speak today (v1beta1 is the older one).
+KUBE_V1 = "client.authentication.k8s.io/v1"
 CLIENT_ID = "11111111-2222-3333-4444-555555555555"
 
 _cert_dir = None
@@ -265,6 +267,23 @@ hosts = git.example.test
         os.makedirs(os.path.dirname(self.config_path), exist_ok=True)
         with open(self.config_path, "w") as f:
             f.write(text)
+
+    def write_kubeconfig(self, server, user=None, api_version=KUBE_V1, ca=None):
+        """Writes a kubeconfig of one cluster at `server` (trusting `ca` when given) and one user,
+        and returns its path: tokenbroker as the user's exec plugin (`token get work --format
+        exec-credential`, `exec.apiVersion` `api_version`), or `user`'s own indented lines (such as
+        `    token: …`) when given."""
+        cluster = '{server: "%s"%s}' % (server, ', certificate-authority: "%s"' % ca if ca else "")
+        if user is None:
+            user = (f"    exec:\n      apiVersion: {api_version or KUBE_V1}\n      command: {TOKENBROKER}\n"
+                    "      args: [token, get, work, --format, exec-credential]\n"
+                    "      interactiveMode: Never\n      provideClusterInfo: false")
+        path = os.path.join(self.tmp, "kubeconfig")
+        with open(path, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster: %s\ncontexts:\n"
+                    "- name: test\n  context: {cluster: test, user: tb}\ncurrent-context: test\nusers:\n"
+                    "- name: tb\n  user:\n%s\n" % (cluster, user))
+        return path
 
     # --- running the binaries
 

@@ -10,9 +10,8 @@ import subprocess
 import time
 import unittest
 
-from harness import SYSTEM_PYTHON, TOKENBROKER, BrokerTestCase
+from harness import KUBE_V1 as V1, SYSTEM_PYTHON, TOKENBROKER, BrokerTestCase
 
-V1 = "client.authentication.k8s.io/v1"
 V1BETA1 = "client.authentication.k8s.io/v1beta1"
 
 
@@ -22,27 +21,6 @@ def exec_info(api_version):
 
 
 EXEC_INFO = exec_info(V1)
-
-KUBECONFIG = """apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster:
-    server: https://127.0.0.1:6443
-contexts:
-- name: test
-  context: {{cluster: test, user: tb}}
-current-context: test
-users:
-- name: tb
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: {command}
-      args: [token, get, work, --format, exec-credential]
-      interactiveMode: Never
-      provideClusterInfo: false
-"""
 
 # Loads the kubeconfig as kubectl's Python sibling does: runs the exec plugin, checks its
 # apiVersion/kind/status, and keeps the bearer token and the parsed expirationTimestamp.
@@ -138,9 +116,7 @@ class ExecCredentialTest(BrokerTestCase):
         if probe.returncode != 0:
             self.skipTest("python3-kubernetes is not installed (make deps installs it)")
         self.sign_in()
-        path = os.path.join(self.tmp, "kubeconfig")
-        with open(path, "w") as f:
-            f.write(KUBECONFIG.format(command=TOKENBROKER))
+        path = self.write_kubeconfig("https://127.0.0.1:6443")
         r = subprocess.run([SYSTEM_PYTHON, "-c", LOAD, path], capture_output=True, env=self.env(), timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         got = json.loads(r.stdout.decode().strip().splitlines()[-1])

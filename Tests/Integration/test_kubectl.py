@@ -13,32 +13,10 @@ import threading
 import unittest
 import subprocess
 
-from harness import TOKENBROKER, BrokerTestCase
+from harness import BrokerTestCase
 
 KUBECTL = shutil.which("kubectl")
 WHOAMI = "/apis/tokenbroker.test/v1/whoami"
-
-KUBECONFIG = """apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {{server: "{server}", certificate-authority: "{ca}"}}
-contexts:
-- name: test
-  context: {{cluster: test, user: tb}}
-current-context: test
-users:
-- name: tb
-  user:
-{user}
-"""
-
-EXEC_USER = """    exec:
-      apiVersion: {api_version}
-      command: {command}
-      args: [token, get, work, --format, exec-credential]
-      interactiveMode: Never"""
-
 
 class _APIHandler(http.server.BaseHTTPRequestHandler):
     """GET `WHOAMI` answers 200 with the token's subject when the bearer token validates at the
@@ -84,11 +62,9 @@ class KubectlExecPluginTest(BrokerTestCase):
         self.addCleanup(server.shutdown)
         self.server = server
 
-    def kubectl(self, user):
-        path = os.path.join(self.tmp, "kubeconfig")
-        with open(path, "w") as f:
-            f.write(KUBECONFIG.format(server="https://127.0.0.1:%d" % self.server.server_address[1],
-                                      ca=self.ca_file, user=user))
+    def kubectl(self, user=None, api_version=None):
+        path = self.write_kubeconfig("https://127.0.0.1:%d" % self.server.server_address[1], user=user,
+                                     api_version=api_version, ca=self.ca_file)
         return subprocess.run([KUBECTL, "--kubeconfig", path, "get", "--raw", WHOAMI],
                               capture_output=True, env=self.env(), timeout=120)
 
@@ -98,7 +74,7 @@ class KubectlExecPluginTest(BrokerTestCase):
         for version in ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"):
             with self.subTest(version=version):
                 before = self.server.accepted
-                r = self.kubectl(EXEC_USER.format(api_version=version, command=TOKENBROKER))
+                r = self.kubectl(api_version=version)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertEqual(json.loads(r.stdout)["kind"], "WhoAmI")
                 self.assertEqual(self.server.accepted, before + 1)
