@@ -133,6 +133,17 @@ public enum FormEncoding {
   public static func encode(_ fields: [(String, String)]) -> String {
     fields.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
   }
+  /// Every name of a query or form body (`a=1&b=2&a=3`, still encoded) with all its values in
+  /// order, each decoded as `decode` does; a pair without `=` has the value "".
+  public static func parameters(_ text: String) -> [String: [String]] {
+    var out: [String: [String]] = [:]
+    for pair in text.split(separator: "&") {
+      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      out[decode(parts[0]), default: []].append(parts.count > 1 ? decode(parts[1]) : "")
+    }
+    return out
+  }
+
   /// Decodes one component: `+` is a space and `%XX` a byte; a stray `%` stays as it is and
   /// invalid UTF-8 becomes U+FFFD (lenient, for replies and redirects; checks of untrusted input
   /// that must refuse malformed escapes do their own).

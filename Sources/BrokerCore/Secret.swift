@@ -19,3 +19,14 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
   public var debugDescription: String { "Secret(<redacted>, \(revealed.utf8.count) bytes)" }
   public var customMirror: Mirror { Mirror(self, children: [:]) }
 }
+
+extension Secret {
+  /// True when `candidate` is exactly this value, compared without an early exit, so timing does
+  /// not tell how much of a guess was right (exec's `IDENTITY_HEADER`, OAuth `state`, OpenID `nonce`).
+  public func matches(_ candidate: String) -> Bool {
+    let (x, y) = (Array(revealed.utf8), Array(candidate.utf8))
+    var diff: UInt8 = x.count == y.count ? 0 : 1
+    for i in 0..<min(x.count, y.count) { diff |= x[i] ^ y[i] }
+    return diff == 0
+  }
+}

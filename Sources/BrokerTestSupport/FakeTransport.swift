@@ -64,12 +64,7 @@ extension HTTPRequest {
   /// The `application/x-www-form-urlencoded` body decoded (`+` is a space, `%XX` a byte); a
   /// repeated name keeps its last value.
   public var formFields: [String: String] {
-    var out: [String: String] = [:]
-    for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
-      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      out[FormEncoding.decode(parts[0])] = parts.count > 1 ? FormEncoding.decode(parts[1]) : ""
-    }
-    return out
+    FormEncoding.parameters(String(decoding: body, as: UTF8.self)).compactMapValues(\.last)
   }
 
   /// The body as text (tests only: it may hold secrets).

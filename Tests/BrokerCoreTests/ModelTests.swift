@@ -73,6 +73,22 @@ import Testing
     #expect(FormEncoding.decode("%zz") == "%zz")
     #expect(FormEncoding.decode(Substring(FormEncoding.escape("x y&=é/%"))) == "x y&=é/%")
   }
+
+  @Test func parametersKeepEveryValueInOrder() {
+    #expect(FormEncoding.parameters("a=1&b=x+y&&a=%32&c&d=") == ["a": ["1", "2"], "b": ["x y"], "c": [""], "d": [""]])
+    #expect(FormEncoding.parameters("") == [:])
+  }
+}
+
+@Suite struct SecretMatchTests {
+  @Test func matchesOnlyTheWholeValue() {
+    #expect(Secret("abc").matches("abc"))
+    #expect(!Secret("abc").matches("abd"))
+    #expect(!Secret("abc").matches("abcd"))
+    #expect(!Secret("abc").matches("ab"))
+    #expect(!Secret("abc").matches(""))
+    #expect(Secret("").matches(""))
+  }
 }
 
 @Suite struct HTTPRedactionTests {

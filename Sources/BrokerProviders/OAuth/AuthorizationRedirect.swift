@@ -28,8 +28,8 @@ public struct AuthorizationErrorInfo: Sendable, Equatable {
 public enum AuthorizationRedirect {
   /// Checks a redirect query (`code=…&state=…`, still percent-encoded).
   public static func check(query: String, state expected: String) -> RedirectVerdict {
-    let parameters = parse(query)
-    guard let states = parameters["state"], states.count == 1, constantTimeEqual(states[0], expected) else {
+    let parameters = FormEncoding.parameters(query)
+    guard let states = parameters["state"], states.count == 1, Secret(expected).matches(states[0]) else {
       return .foreign
     }
     if let errors = parameters["error"] {
@@ -54,25 +54,5 @@ public enum AuthorizationRedirect {
       return .foreign
     }
     return check(query: String(s), state: expected)
-  }
-
-  /// Query parameters, each name with every value it has (`+` is a space, `%XX` a byte).
-  static func parse(_ query: String) -> [String: [String]] {
-    var out: [String: [String]] = [:]
-    for pair in query.split(separator: "&") where !pair.isEmpty {
-      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      out[FormEncoding.decode(parts[0]), default: []].append(parts.count > 1 ? FormEncoding.decode(parts[1]) : "")
-    }
-    return out
-  }
-
-
-  /// Compares without an early exit, so timing does not tell how much of `state` was right.
-  static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let (x, y) = (Array(a.utf8), Array(b.utf8))
-    guard x.count == y.count else { return false }
-    var diff: UInt8 = 0
-    for i in 0..<x.count { diff |= x[i] ^ y[i] }
-    return diff == 0
   }
 }

@@ -26,7 +26,7 @@ enum OIDCIDToken {
     guard claims.aud.contains(clientID) else { throw fail("its aud does not name the client '\(clientID)'") }
     if claims.aud.count > 1, let azp = claims.azp, azp != clientID { throw fail("its azp is another client") }
     guard let exp = claims.exp, exp + leeway > now else { throw fail("it has expired (check the system clock)") }
-    if let nonce, !(claims.nonce.map { AuthorizationRedirect.constantTimeEqual($0, nonce) } ?? false) {
+    if let nonce, !(claims.nonce.map { Secret(nonce).matches($0) } ?? false) {
       throw fail("its nonce does not match the one sent")
     }
     // OpenID Connect Core §2: `sub` is required (an `email` alone does not name the user).

@@ -33,12 +33,10 @@ public struct AppServiceEndpoint: Sendable {
   public func answer(_ request: LoopbackRequest) async -> EndpointReply {
     guard request.path == Self.path else { return Self.error(404, "invalid_request", "no such path; the token path is \(Self.path)") }
     guard request.method == "GET" else { return Self.error(405, "invalid_request", "only GET is served") }
-    guard let header = request.header("X-IDENTITY-HEADER"),
-      EndpointQuery.constantTimeEqual(header, identityHeader.revealed)
-    else {
+    guard let header = request.header("X-IDENTITY-HEADER"), identityHeader.matches(header) else {
       return Self.error(401, "unauthorized_client", "missing or wrong X-IDENTITY-HEADER; use the IDENTITY_HEADER value")
     }
-    let query = EndpointQuery.parse(request.query)
+    let query = FormEncoding.parameters(request.query).compactMapValues(\.last)
     guard query["api-version"] == Self.apiVersion else {
       return Self.error(400, "invalid_request", "api-version must be \(Self.apiVersion)")
     }

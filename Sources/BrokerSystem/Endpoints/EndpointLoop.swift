@@ -86,8 +86,10 @@ struct EndpointLoop {
         continue
       }
       if connections.count >= EndpointServer.maxConnections {
-        let reading = connections.filter { if case .reading = $0.value.phase { return true } else { return false } }
-        guard let oldest = reading.min(by: { $0.value.deadline < $1.value.deadline })?.key else {
+        let reading = connections.compactMap { id, c -> (key: Int, deadline: Double)? in
+          if case .reading = c.phase { return (id, c.deadline) } else { return nil }
+        }
+        guard let oldest = LoopbackWire.longestWaiting(reading) else {
           Glibc.close(fd)
           continue
         }
@@ -109,18 +111,13 @@ struct EndpointLoop {
       guard n > 0, offset + n < bytes.count else { return finish(id) }
       c.phase = .writing(bytes, offset: offset + n)
     case .reading(var buffer):
-      var chunk = [UInt8](repeating: 0, count: 4096)
-      let n = chunk.withUnsafeMutableBytes { recv(c.fd, $0.baseAddress, $0.count, 0) }
-      if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
-      guard n > 0 else { return finish(id) }
-      buffer += chunk[0..<n]
-      let end = LoopbackWire.headEnd(buffer)
-      if end == nil && buffer.count <= LoopbackWire.maxHead {
-        c.phase = .reading(buffer)
-      } else if let end, end <= LoopbackWire.maxHead {
-        c.phase = dispatch(id, head: Array(buffer[0..<end]))
+      switch LoopbackWire.readHead(c.fd, into: &buffer) {
+      case .waiting: c.phase = .reading(buffer)
+      case .closed: return finish(id)
+      case .head(let head):
+        c.phase = dispatch(id, head: head)
         if case .writing = c.phase { c.deadline = monotonicSeconds() + EndpointServer.writeTimeout }
-      } else {
+      case .tooLarge:
         c.phase = .writing(EndpointReply.text(431, "Request Header Fields Too Large\n").wire(includeBody: true), offset: 0)
         c.deadline = monotonicSeconds() + EndpointServer.writeTimeout
       }

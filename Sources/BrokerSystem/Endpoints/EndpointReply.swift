@@ -39,11 +39,7 @@ public struct EndpointReply: Sendable, Equatable {
 
   /// The whole response on the wire (HTTP/1.1, closed after); without the body for `HEAD`.
   func wire(includeBody: Bool) -> [UInt8] {
-    var head = "HTTP/1.1 \(status) \(LoopbackWire.reason(status))\r\n"
-    head += "Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
-    for h in headers { head += "\(h.name): \(h.value)\r\n" }
-    head += "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
-    return Array(head.utf8) + (includeBody ? body : [])
+    LoopbackWire.response(status: status, contentType: contentType, headers: headers, body: body, includeBody: includeBody)
   }
 }
 
@@ -77,26 +73,5 @@ public struct EndpointToken: Sendable, Equatable {
   public init(accessToken: Secret, expiresOn: Int64) {
     self.accessToken = accessToken
     self.expiresOn = expiresOn
-  }
-}
-
-/// Query parameters of a request target, each name with its last value (`+` is a space, `%XX` a
-/// byte).
-enum EndpointQuery {
-  static func parse(_ query: String) -> [String: String] {
-    var out: [String: String] = [:]
-    for pair in query.split(separator: "&") where !pair.isEmpty {
-      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      out[FormEncoding.decode(parts[0])] = parts.count > 1 ? FormEncoding.decode(parts[1]) : ""
-    }
-    return out
-  }
-
-  /// Compares without an early exit, so timing does not tell how much of a secret was right.
-  static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let (x, y) = (Array(a.utf8), Array(b.utf8))
-    var diff: UInt8 = x.count == y.count ? 0 : 1
-    for i in 0..<min(x.count, y.count) { diff |= x[i] ^ y[i] }
-    return diff == 0
   }
 }

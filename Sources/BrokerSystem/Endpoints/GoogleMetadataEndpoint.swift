@@ -48,7 +48,7 @@ public struct GoogleMetadataEndpoint: Sendable {
     if request.path == "/" { return Self.text(200, "computeMetadata/\n") }
     guard request.path.hasPrefix(Self.root) else { return Self.notFound }
     let rest = request.path.dropFirst(Self.root.count)
-    let query = EndpointQuery.parse(request.query)
+    let query = FormEncoding.parameters(request.query).compactMapValues(\.last)
     switch rest {
     case "", "/": return Self.text(200, "instance/\nproject/\nuniverse/\n")
     case "instance", "instance/": return Self.text(200, "service-accounts/\n")

@@ -101,14 +101,58 @@ enum LoopbackWire {
     }
   }
 
-  /// The whole response: no caching, no referrer (the page's URL held the code), closed after.
-  static func response(status: Int, page: String, includeBody: Bool = true) -> [UInt8] {
-    let body = Array(page.utf8)
+  /// A whole HTTP/1.1 response, the connection closed after it: the status line, `Content-Type`,
+  /// `Content-Length`, `headers` in order, `Cache-Control: no-store`, `X-Content-Type-Options:
+  /// nosniff`, `Connection: close`; then the body, unless `includeBody` is false (`HEAD`).
+  static func response(
+    status: Int, contentType: String, headers: [(name: String, value: String)] = [], body: [UInt8],
+    includeBody: Bool = true
+  ) -> [UInt8] {
     var head = "HTTP/1.1 \(status) \(reason(status))\r\n"
-    head += "Content-Type: text/html; charset=utf-8\r\nContent-Length: \(body.count)\r\n"
-    head += "Cache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nX-Content-Type-Options: nosniff\r\n"
-    head += "Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'\r\nConnection: close\r\n\r\n"
+    head += "Content-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
+    for h in headers { head += "\(h.name): \(h.value)\r\n" }
+    head += "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n"
     return Array(head.utf8) + (includeBody ? body : [])
+  }
+
+  /// The redirect listener's HTML page: no referrer (the page's URL held the code), no script.
+  static func response(status: Int, page: String, includeBody: Bool = true) -> [UInt8] {
+    response(
+      status: status, contentType: "text/html; charset=utf-8",
+      headers: [
+        ("Referrer-Policy", "no-referrer"), ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"),
+      ], body: Array(page.utf8), includeBody: includeBody)
+  }
+
+  /// What one read of a connection's request head found.
+  enum HeadRead: Equatable {
+    /// Incomplete, or nothing to read yet.
+    case waiting
+    /// The peer closed, or the read failed: close the connection.
+    case closed
+    /// The whole head, up to and with its blank line.
+    case head([UInt8])
+    /// More than `maxHead` bytes without the blank line: answer 431 and close.
+    case tooLarge
+  }
+
+  /// Reads what the non-blocking socket `fd` has (at most 4 KiB) into `buffer`, the bytes of its
+  /// head so far, and says whether the head is complete.
+  static func readHead(_ fd: Int32, into buffer: inout [UInt8]) -> HeadRead {
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+    if n < 0 { return errno == EAGAIN || errno == EINTR ? .waiting : .closed }
+    if n == 0 { return .closed }
+    buffer += chunk[0..<n]
+    if let end = headEnd(buffer), end <= maxHead { return .head(Array(buffer[0..<end])) }
+    return buffer.count > maxHead ? .tooLarge : .waiting
+  }
+
+  /// Which connection a full listener closes to take a new one: of `reading` (key, head
+  /// deadline), the one waiting longest, so idle or crawling clients holding every slot never
+  /// keep a real request out; nil when none is reading (then the new one is closed).
+  static func longestWaiting<Key>(_ reading: some Sequence<(key: Key, deadline: Double)>) -> Key? {
+    reading.min { $0.deadline < $1.deadline }?.key
   }
 
   /// Writes `bytes` to the non-blocking socket `fd`, waiting for room at most `seconds` in all;

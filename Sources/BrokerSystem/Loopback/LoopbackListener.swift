@@ -112,9 +112,12 @@ public final class LoopbackListener: Sendable {
       var done: [Int32] = []
       for i in 0..<(fds.count - base) where fds[base + i].revents != 0 {
         var c = connections[i]
-        switch read(&c) {
+        switch LoopbackWire.readHead(c.fd, into: &c.buffer) {
         case .waiting: connections[i] = c
         case .closed: done.append(c.fd)
+        case .tooLarge:
+          LoopbackWire.send(LoopbackWire.response(status: 431, page: LoopbackPage.notFound), to: c.fd)
+          done.append(c.fd)
         case .head(let head):
           done.append(c.fd)
           if let result = answer(head, on: c.fd, handler: handler) { return .finished(result) }
@@ -135,11 +138,10 @@ public final class LoopbackListener: Sendable {
     while true {
       let fd = cbroker_accept_cloexec_nonblock(listening)
       if fd < 0 { return }  // EAGAIN: none left (or the peer gave up)
-      if connections.count >= Self.maxConnections, let oldest = connections.indices.min(by: {
-        connections[$0].deadline < connections[$1].deadline
-      }) {
-        // Full: the connection waiting longest makes room. A browser sends its redirect at once,
-        // so idle or crawling clients holding every slot must not keep it out.
+      // Full: the connection waiting longest makes room (a browser sends its redirect at once).
+      if connections.count >= Self.maxConnections,
+        let oldest = LoopbackWire.longestWaiting(connections.indices.map { (key: $0, deadline: connections[$0].deadline) })
+      {
         Glibc.close(connections[oldest].fd)
         connections.remove(at: oldest)
       }
@@ -153,25 +155,6 @@ public final class LoopbackListener: Sendable {
     return Set(names.map { "\($0):\(port)" } + (port == 80 ? names : []))
   }
 
-  private enum ReadState {
-    case waiting, closed
-    case head([UInt8])
-  }
-
-  private func read(_ c: inout Connection) -> ReadState {
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    let n = chunk.withUnsafeMutableBytes { recv(c.fd, $0.baseAddress, $0.count, 0) }
-    if n < 0 { return errno == EAGAIN || errno == EINTR ? .waiting : .closed }
-    if n == 0 { return .closed }
-    c.buffer += chunk[0..<n]
-    let end = LoopbackWire.headEnd(c.buffer)
-    if let end, end <= LoopbackWire.maxHead { return .head(Array(c.buffer[0..<end])) }
-    if end != nil || c.buffer.count > LoopbackWire.maxHead {
-      LoopbackWire.send(LoopbackWire.response(status: 431, page: LoopbackPage.notFound), to: c.fd)
-      return .closed
-    }
-    return .waiting
-  }
 
   /// Answers one request head; returns the handler's result when it ends the wait.
   private func answer<Result: Sendable>(

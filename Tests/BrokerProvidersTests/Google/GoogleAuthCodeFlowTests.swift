@@ -14,7 +14,7 @@ import Testing
   }
 
   func query(_ url: String) -> [String: [String]] {
-    AuthorizationRedirect.parse(String(url.split(separator: "?", maxSplits: 1)[1]))
+    FormEncoding.parameters(String(url.split(separator: "?", maxSplits: 1)[1]))
   }
 
   @Test func firstSignInAsksForConsentAndOfflineAccess() async throws {

@@ -48,10 +48,4 @@ import Testing
     #expect(AuthorizationRedirect.check(pasted: "hello", state: state) == .foreign)
     #expect(AuthorizationRedirect.check(pasted: "http://localhost:4242/?code=AC&state=nope", state: state) == .foreign)
   }
-
-  @Test func constantTimeComparison() {
-    #expect(AuthorizationRedirect.constantTimeEqual("abc", "abc"))
-    #expect(!AuthorizationRedirect.constantTimeEqual("abc", "abd"))
-    #expect(!AuthorizationRedirect.constantTimeEqual("abc", "abcd"))
-  }
 }
