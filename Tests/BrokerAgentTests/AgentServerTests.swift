@@ -5,10 +5,8 @@ import Testing
 
 @Suite struct AgentServerTests {
   @Test func answersRequestsUntilStopped() async throws {
-    let dir = TempDirectory()
-    defer { dir.remove() }
-    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
-    defer { listener.close() }
+    let (dir, listener) = try privateListener()
+    defer { listener.close(); dir.remove() }
     let (server, task) = try serve(listener) { request in
       AgentReply(exit: 7, output: Array(request.arguments.joined(separator: " ").utf8) + [0x0A])
     }
@@ -31,10 +29,8 @@ import Testing
   }
 
   @Test func refusesMalformedAndOversizedRequestsWithoutAnswer() async throws {
-    let dir = TempDirectory()
-    defer { dir.remove() }
-    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
-    defer { listener.close() }
+    let (dir, listener) = try privateListener()
+    defer { listener.close(); dir.remove() }
     let handled = Counter()
     let (server, task) = try serve(listener) { _ in
       handled.add()
@@ -52,10 +48,8 @@ import Testing
   }
 
   @Test func exitsWhenIdle() async throws {
-    let dir = TempDirectory()
-    defer { dir.remove() }
-    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
-    defer { listener.close() }
+    let (dir, listener) = try privateListener()
+    defer { listener.close(); dir.remove() }
     let started = MonotonicClock.milliseconds
     let (_, task) = try serve(listener, idle: 1) { _ in AgentReply(exit: 0) }
     try await task.value
@@ -65,10 +59,8 @@ import Testing
 
   /// While the encrypted store is unlocked (`keepAlive`), idleness does not end the agent.
   @Test func keepAliveHoldsOffTheIdleExit() async throws {
-    let dir = TempDirectory()
-    defer { dir.remove() }
-    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
-    defer { listener.close() }
+    let (dir, listener) = try privateListener()
+    defer { listener.close(); dir.remove() }
     let alive = Counter()
     alive.add()
     let server = try AgentServer(

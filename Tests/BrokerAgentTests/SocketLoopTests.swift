@@ -26,10 +26,8 @@ import Testing
   }
 
   @Test func aRequestSentInPiecesIsReadWhole() async throws {
-    let dir = TempDirectory()
-    defer { dir.remove() }
-    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
-    defer { listener.close() }
+    let (dir, listener) = try privateListener()
+    defer { listener.close(); dir.remove() }
     let (server, task) = try serve(listener) { request in
       AgentReply(exit: 3, output: Array(request.arguments.joined(separator: " ").utf8))
     }
@@ -47,10 +45,8 @@ import Testing
 
   /// `stop()` while a request is still being read: that request is still handed over and answered.
   @Test func aRequestBeingReadWhenStopComesIsAnswered() async throws {
-    let dir = TempDirectory()
-    defer { dir.remove() }
-    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
-    defer { listener.close() }
+    let (dir, listener) = try privateListener()
+    defer { listener.close(); dir.remove() }
     let (server, task) = try serve(listener) { _ in AgentReply(exit: 5) }
     let request = try AgentRequest(operation: .status).encoded()
     let sent = Counter()
@@ -117,10 +113,8 @@ import Testing
   /// What `quick` answers is answered on the loop's thread and never reaches the handler; what
   /// it declines does; both end their connections (a stopped loop ends only once none is open).
   @Test func aQuickAnswerNeverReachesTheHandler() async throws {
-    let dir = TempDirectory()
-    defer { dir.remove() }
-    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
-    defer { listener.close() }
+    let (dir, listener) = try privateListener()
+    defer { listener.close(); dir.remove() }
     let handled = Counter()
     let quickThreads = Mutex<Set<UInt>>([])
     let (server, task) = try serve(
@@ -155,10 +149,8 @@ import Testing
   /// A reply the loop sends itself into a full socket goes out whole once the peer reads, and
   /// the connection is closed after its last byte.
   @Test func theLoopsOwnReplyResumesAtAFullSocket() async throws {
-    let dir = TempDirectory()
-    defer { dir.remove() }
-    let listener = try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:])
-    defer { listener.close() }
+    let (dir, listener) = try privateListener()
+    defer { listener.close(); dir.remove() }
     let loop = try SocketLoop(
       listenFD: listener.fd, expectedUID: getuid(), maxRequestBytes: 1024, readMilliseconds: 30_000,
       idleMilliseconds: 60_000, writeMilliseconds: 30_000, log: { _ in })

@@ -14,6 +14,18 @@ func endpoint(in base: String) -> AgentEndpoint {
   AgentEndpoint(environment: { $0 == "XDG_RUNTIME_DIR" ? base : nil }, uid: getuid())
 }
 
+/// A listener on a socket in a new private runtime directory (the caller closes the one and
+/// removes the other).
+func privateListener() throws -> (TempDirectory, AgentListener) {
+  let dir = TempDirectory()
+  do {
+    return (dir, try AgentListener.open(endpoint: endpoint(in: dir.path), environment: [:]))
+  } catch {
+    dir.remove()
+    throw error
+  }
+}
+
 /// A server on `listener` answering with `handler`, run in a background task.
 func serve(
   _ listener: AgentListener, expectedUID: UInt32 = getuid(), idle: Int = 60,
