@@ -58,9 +58,7 @@ static atomic_int started;
 // them anyone could read the tokens in a captured exchange.
 static int start(char *error, size_t size) {
   unsetenv("SSLKEYLOGFILE");
-  cbroker_code_pages_before();
   if (cbroker_curl_resolve(CBROKER_LIBCURL, &process_api, error, size) != 0) return -1;
-  cbroker_code_pages_after();
   CURLcode code = process_api.global_init(CURL_GLOBAL_DEFAULT);
   if (code != CURLE_OK) {
     if (error != NULL && size > 0)

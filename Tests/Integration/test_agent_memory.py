@@ -1,6 +1,6 @@
 """The agent's resident memory (issue 11): libcurl is loaded at its first refresh, not at start,
-and the code of libcurl's tree that a refresh ran is given back after it (the warm answers of
-the next hour need none of it).
+and the code a refresh ran is given back after it, libcurl's tree's and the program's own (the
+warm answers of the next hour need none of it).
 """
 import json
 import unittest
@@ -23,6 +23,10 @@ def mappings(pid):
 
 class AgentMemoryTest(AgentTestCase):
 
+    def core_code_kib(self, pid):
+        """Resident KiB of tokenbroker-core's own code and constants (its read-only mappings)."""
+        return sum(kib for perms, path, kib in mappings(pid) if path.endswith("/tokenbroker-core") and "w" not in perms)
+
     def test_libcurl_is_loaded_at_the_first_refresh_and_its_code_given_back_after_it(self):
         self.signed_in()
         self.assertEqual(self.run_broker("token", "get", "work", timeout=30).returncode, 0)
@@ -34,6 +38,8 @@ class AgentMemoryTest(AgentTestCase):
             self.skipTest("SKIPPED LOUDLY: the agent is not dumpable, so its smaps is root's to read")
         self.assertEqual([m for m in warm if "libcurl" in m[1]], [], "a warm agent has libcurl mapped")
         before = {path for _, path, _ in warm}
+        warm_core = self.core_code_kib(pid)
+        self.assertGreater(warm_core, 0, warm)
         for round in range(2):
             refreshes = len(self.refresh_requests())
             r = self.run_broker("token", "get", "work", "--force-refresh", timeout=60)
@@ -44,6 +50,11 @@ class AgentMemoryTest(AgentTestCase):
             self.assertTrue(any("libcurl.so" in path for _, path, _ in loaded), loaded)
             resident_code = [(path, kib) for perms, path, kib in loaded if perms == "r-xp" and kib]
             self.assertEqual(resident_code, [], "round %d: code of libcurl's tree still resident" % round)
+            # What the refresh ran of the program itself is given back too: less of its code is
+            # resident now than after the warm calls before it.
+            core = self.core_code_kib(pid)
+            self.assertLess(core, warm_core, "round %d: %d KiB of the program's code resident after the refresh, "
+                            "%d KiB before it" % (round, core, warm_core))
 
 
 if __name__ == "__main__":

@@ -43,9 +43,10 @@ int cbroker_curl_resolve(const char *name, cbroker_curl_api *api, char *error, s
 /// `cbroker_curl_version_info` and `cbroker_curl_release_code` may be called only after this returned 0.
 int cbroker_curl_start(char *error, size_t size);
 
-/// Drops the code pages of libcurl and the libraries it brought in from this process's resident
-/// set (madvise MADV_DONTNEED on their read-only segments: code, constants; they stay in the page cache
-/// and come back as minor faults at the next request), if a transfer ran since the last call.
+/// Drops the process's code pages (the program's, libcurl's and every other loaded library's) from
+/// its resident set (madvise MADV_DONTNEED on their read-only segments: code, constants; they stay
+/// in the page cache and come back as minor faults where they run next), if a transfer ran since
+/// the last call.
 /// Returns the bytes of mappings advised, 0 when there was nothing to do (one atomic exchange).
 long cbroker_curl_release_code(void);
 
