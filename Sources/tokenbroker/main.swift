@@ -21,6 +21,13 @@ enum Front {
     guard let route = AgentRoute.classify(arguments) else { Core.exec() }
     let configFile = FrontConfig.file(route: route)
 
+    // Connected first, stdin read after: without an agent (`agent = off`) the full program reads
+    // standard input itself, with no pipe to hand it on.
+    guard
+      let fd = AgentStarter.connect(
+        AgentEndpoint.current, mayStart: { route.configFile == nil && FrontConfig.agentEnabled(file: configFile) })
+    else { Core.exec(because: "no agent runs, and agent = off or it could not be started") }
+
     var input = StandardInput()
     if route.readsInput { input.read() }
     let bus = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) } ?? ""
@@ -32,13 +39,10 @@ enum Front {
       name: route.name, arguments: route.arguments, config: configFile, input: input.bytes, bus: bus,
       environment: forwarded)
     guard input.complete, let bytes = try? request.encoded() else {
+      close(fd)
       Core.exec(because: "the request is too large for the agent", replaying: input)
     }
 
-    guard
-      let fd = AgentStarter.connect(
-        AgentEndpoint.current, mayStart: { route.configFile == nil && FrontConfig.agentEnabled(file: configFile) })
-    else { Core.exec(because: "no agent runs, and agent = off or it could not be started", replaying: input) }
 
     switch AgentClient.exchange(fd: fd, request: bytes, timeoutMilliseconds: replyBound) {
     case .reply(let raw):
