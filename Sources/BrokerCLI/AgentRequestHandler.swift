@@ -109,10 +109,7 @@ struct AgentRequestHandler: Sendable {
       writeOutput: { text in output.withLock { $0.append(contentsOf: text.utf8) } },
       writeError: { text in error.withLock { $0.append(contentsOf: text.utf8) } }, isInteractive: false)
     let recorder = AnswerRecorder()
-    context.tokenSource = SharedTokenSource(cache: cache, recorder: recorder)
-    context.storeKeys = keys
-    context.agentConfig = config
-    context.answerRecorder = recorder
+    context.agent = AgentSide(cache: cache, keys: keys, config: config, recorder: recorder)
     let status = await BrokerCommand.main(arguments: argv, context: context)
     // After a refresh, the warm answers of the next hour need none of libcurl's code.
     CurlTransport.releaseCode()

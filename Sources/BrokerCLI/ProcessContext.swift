@@ -13,16 +13,8 @@ public struct ProcessContext: Sendable {
   public var writeError: @Sendable (String) -> Void
   /// True when standard input and standard error are terminals (only `login` may then prompt).
   public var isInteractive: Bool
-  /// Where access tokens come from: nil for this process's own token service; the agent's shared
-  /// cache for the commands the agent runs (which then also send no notices to an agent).
-  var tokenSource: (any AccessTokenSource)? = nil
-  /// For the commands the agent runs: the encrypted store's key it holds (nil elsewhere).
-  var storeKeys: StoreKeyHolder? = nil
-  /// Inside the agent: the config as this request found it (`AgentConfigCache`, its files read
-  /// once per request), so the command does not read them again.
-  var agentConfig: BrokerConfig? = nil
-  /// Inside the agent: whether this command's answer may be kept (`AnswerRecorder`).
-  var answerRecorder: AnswerRecorder? = nil
+  /// What the agent gives a command it runs; nil in every other process (tokenbroker-core, exec).
+  var agent: AgentSide? = nil
 
   public init(
     environment: [String: String], uid: UInt32, readInput: @escaping @Sendable (Int) -> [UInt8]?,

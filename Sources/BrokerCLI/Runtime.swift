@@ -28,7 +28,7 @@ final class Runtime {
     if let loadedConfig { return loadedConfig }
     let diagnostics = self.diagnostics
     let config: BrokerConfig
-    if let preset = context.agentConfig, !diagnostics.isOn {
+    if let preset = context.agent?.config, !diagnostics.isOn {
       config = preset
     } else {
       let raw = try KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit) { path, found in
@@ -45,7 +45,7 @@ final class Runtime {
   /// took: inside the agent it may be given again to the same request (`AnswerRecorder`); never
   /// a `--verbose` one, whose lines say how long ago things happened.
   func answerIsPure() {
-    if !diagnostics.isOn { context.answerRecorder?.outputIsPure() }
+    if !diagnostics.isOn { context.agent?.recorder.outputIsPure() }
   }
 
   /// The configured store (`ServiceFactory.store()`).
@@ -63,19 +63,22 @@ final class Runtime {
   /// straight from the token service (`AccessTokenSource`).
   func accessToken(account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws -> IssuedToken {
     diagnostics.note(
-      context.tokenSource == nil
+      context.agent == nil
         ? "tokenbroker-core serves this call itself, not the agent"
         : "the agent serves this call")
-    return try await (context.tokenSource ?? DirectTokenSource()).accessToken(
+    return try await tokenSource.accessToken(
       account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, config: config(),
       diagnostics: diagnostics, service: tokenService)
   }
 
   /// git `erase` of a token we handed out: dropped from the store and from the agent's memory.
   func eraseHandedOut(account: String, token: Secret) async throws -> Bool {
-    try await (context.tokenSource ?? DirectTokenSource()).eraseHandedOut(
+    try await tokenSource.eraseHandedOut(
       account: account, token: token, service: tokenService())
   }
+
+  /// The agent's shared cache inside the agent, else this process's own token service.
+  private var tokenSource: any AccessTokenSource { context.agent?.tokenSource ?? DirectTokenSource() }
 
   /// The token service (`ServiceFactory.tokenService()`).
   /// - Throws: `ConfigError` (exit 64).

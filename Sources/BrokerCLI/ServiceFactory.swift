@@ -26,7 +26,7 @@ struct ServiceFactory: Sendable {
       // Inside the agent, a replaced keyring daemon or a collection locked meanwhile is seen as a
       // new tokenbroker-core process would see it: libsecret's cached connection is made anew for
       // each request that uses the store (one served from memory never builds a store at all).
-      if context.tokenSource is SharedTokenSource { LibsecretStore.forgetConnection() }
+      if context.agent != nil { LibsecretStore.forgetConnection() }
       // Concurrent processes serialise their writes (create + read-back) on a lock file in the
       // private runtime directory (B06); without a usable directory they write unlocked.
       let directory = paths.runtimeDirectory
@@ -38,7 +38,7 @@ struct ServiceFactory: Sendable {
     case .encryptedFile:
       // Only the agent holds the key and touches the file (interface.md §7.1).
       let path = paths.encryptedTokenFile
-      guard let keys = context.storeKeys else { return AgentHeldStore(socketPath: paths.agentSocket, path: path) }
+      guard let keys = context.agent?.keys else { return AgentHeldStore(socketPath: paths.agentSocket, path: path) }
       return forProcess(EncryptedFileStore(path: path, key: { keys.key(for: path) }))
     }
   }
@@ -46,7 +46,7 @@ struct ServiceFactory: Sendable {
   /// Outside the agent, changes to the store are followed by a notice to a running agent
   /// (`AgentNoticeStore`); inside it, by a drop from the agent's own memory (`AgentStore`).
   private func forProcess(_ store: any SecretStore) -> any SecretStore {
-    if let shared = context.tokenSource as? SharedTokenSource { return AgentStore(base: store, cache: shared.cache) }
+    if let agent = context.agent { return AgentStore(base: store, cache: agent.cache) }
     return AgentNoticeStore(base: store, socketPath: paths.agentSocket)
   }
 

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Where `token get` and the git/docker helpers take access tokens from: the token service of this
 /// one process (`DirectTokenSource`), or, for a command the agent runs, the agent's shared cache
-/// with single-flight refresh (`SharedTokenSource`). Injected through `ProcessContext.tokenSource`.
+/// with single-flight refresh (`SharedTokenSource`). Chosen by `ProcessContext.agent`.
 protocol AccessTokenSource: Sendable {
   /// As `TokenService.accessToken(account:scopes:minValid:forceRefresh:)`.
   /// - Parameters:
