@@ -14,23 +14,59 @@ public enum TCPPeerOwner {
     guard let peer = address(fd, peer: true), let mine = address(fd, peer: false) else { return nil }
     var found: Set<UInt32> = []
     for (file, format) in [("/proc/net/tcp", ipv4), ("/proc/net/tcp6", mappedIPv6)] {
-      guard let text = read(file) else { continue }
-      found.formUnion(owners(in: text, local: format(peer), remote: format(mine)))
+      guard let table = read(file) else { continue }
+      found.formUnion(owners(in: table, local: format(peer), remote: format(mine)))
     }
     return found.count == 1 ? found.first : nil
   }
 
   /// The uids of the ESTABLISHED rows of a `/proc/net/tcp{,6}` table with these endpoints
-  /// (`ADDR:PORT` in the table's hex notation, upper case).
-  static func owners(in table: String, local: String, remote: String) -> Set<UInt32> {
+  /// (`ADDR:PORT` in the table's hex notation, upper case). Scans the bytes once, without a
+  /// string per line or field: the table holds every socket of the machine (thousands on a busy
+  /// one), and each accepted connection waits for this.
+  static func owners(in table: [UInt8], local: String, remote: String) -> Set<UInt32> {
+    let (local, remote) = (Array(local.utf8), Array(remote.utf8))
     var out: Set<UInt32> = []
-    for line in table.split(separator: "\n").dropFirst() {
-      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid …
-      let f = line.split(separator: " ", omittingEmptySubsequences: true)
-      guard f.count > 7, f[1] == local, f[2] == remote, f[3] == "01", let uid = UInt32(f[7]) else { continue }
-      out.insert(uid)
+    table.withUnsafeBufferPointer { t in
+      var i = t.firstIndex(of: 10) ?? t.count  // past the header line
+      while i < t.count {
+        // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid …
+        var field = 0
+        var uid: UInt32?
+        var matches = true
+        while matches, field <= 7 {
+          while i < t.count, t[i] == 32 { i += 1 }
+          let start = i
+          while i < t.count, t[i] != 32, t[i] != 10 { i += 1 }
+          guard i > start else { break }
+          let word = UnsafeBufferPointer(rebasing: t[start..<i])
+          switch field {
+          case 1: matches = word.elementsEqual(local)
+          case 2: matches = word.elementsEqual(remote)
+          case 3: matches = word.elementsEqual([48, 49])  // "01": ESTABLISHED
+          case 7: uid = decimal(word)
+          default: break
+          }
+          field += 1
+        }
+        if matches, let uid { out.insert(uid) }
+        while i < t.count, t[i] != 10 { i += 1 }
+        i += 1
+      }
     }
     return out
+  }
+
+  private static func decimal(_ digits: UnsafeBufferPointer<UInt8>) -> UInt32? {
+    var value: UInt32 = 0
+    for d in digits {
+      guard d >= 48, d <= 57 else { return nil }
+      let (times, o1) = value.multipliedReportingOverflow(by: 10)
+      let (sum, o2) = times.addingReportingOverflow(UInt32(d - 48))
+      guard !o1, !o2 else { return nil }
+      value = sum
+    }
+    return digits.isEmpty ? nil : value
   }
 
   /// `127.0.0.1:45887` as `/proc/net/tcp` prints it: the address word in host byte order
@@ -61,7 +97,7 @@ public enum TCPPeerOwner {
     return String(repeating: "0", count: max(0, digits - s.count)) + s
   }
 
-  private static func read(_ path: String) -> String? {
+  private static func read(_ path: String) -> [UInt8]? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
@@ -73,7 +109,7 @@ public enum TCPPeerOwner {
       if n <= 0 { break }
       out += chunk[0..<n]
     }
-    return String(decoding: out, as: UTF8.self)
+    return out
   }
 }
 
