@@ -197,6 +197,25 @@ class AzureEndpointTest(ExecTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.decode().splitlines(), ["431", "200 True"])
 
+    def test_idle_connections_cannot_use_up_its_file_descriptors(self):
+        """With RLIMIT_NOFILE at 128, 150 idle connections used to take every descriptor, so the
+        real request's peer check could not open /proc/net/tcp and it was refused unanswered (a
+        reset); the server now holds at most half of what is left after 64 (for the peer check,
+        the agent, the store, libcurl) and closes the one waiting longest to take a new one."""
+        self.signed_in()
+        client = ("import os, resource, socket, time, urllib.request\n"
+                  "resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))\n"
+                  "host, port = os.environ['IDENTITY_ENDPOINT'].split('/')[2].split(':')\n"
+                  "idle = [socket.create_connection((host, int(port))) for _ in range(150)]\n"
+                  "t = time.monotonic()\n"
+                  "req = urllib.request.Request(os.environ['IDENTITY_ENDPOINT'] + "
+                  "'?api-version=2019-08-01&resource=%s', headers={'X-IDENTITY-HEADER': os.environ['IDENTITY_HEADER']})\n"
+                  "print(urllib.request.urlopen(req, timeout=30).status, time.monotonic() - t < 9)\n") % GRAPH
+        r = subprocess.run(["prlimit", "--nofile=128:4096", TOKENBROKER, "exec", "work", "--", sys.executable, "-c", client],
+                           capture_output=True, env=self.env(), timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.decode().splitlines(), ["200 True"], r.stderr)
+
     @unittest.skipUnless(os.geteuid() == 0, "needs root (another uid: setpriv)")
     def test_another_uid_gets_nothing(self):
         """Another user's connection is closed before a byte is read: curl sees an empty reply

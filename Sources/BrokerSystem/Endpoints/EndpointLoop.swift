@@ -85,7 +85,7 @@ struct EndpointLoop {
         Glibc.close(fd)
         continue
       }
-      if connections.count >= EndpointServer.maxConnections {
+      if connections.count >= server.maxConnections {
         let reading = connections.compactMap { id, c -> (key: Int, deadline: Double)? in
           if case .reading = c.phase { return (id, c.deadline) } else { return nil }
         }

@@ -12,6 +12,7 @@ import Synchronization
 /// foreign `Host` (DNS rebinding), and hands each request to `handler` in a task of its own, so a
 /// slow token fetch never stalls other connections. Replies go back through the loop (an outbox
 /// and the wake pipe) and are written within 10 s; every connection is closed after one reply.
+/// It holds `maxConnections` at once, fewer than the descriptor limit allows (`connectionLimit`).
 public final class EndpointServer: Sendable {
   /// The port `IDENTITY_ENDPOINT` or `GCE_METADATA_HOST` names.
   public let port: Int
@@ -21,8 +22,9 @@ public final class EndpointServer: Sendable {
   /// Seconds a connection may take to send its request head, and to take its reply.
   static let headTimeout = 10.0
   static let writeTimeout = 10.0
-  /// Connections open at once; a further one closes the one reading longest.
-  static let maxConnections = 512
+  /// Connections open at once; a further one closes the one reading longest
+  /// (`connectionLimit`, from this process's descriptor limit).
+  let maxConnections: Int
 
   struct Shared {
     var stopped = false
@@ -48,6 +50,18 @@ public final class EndpointServer: Sendable {
     }
     listening = opened.fds[0]
     port = opened.port
+    var limit = rlimit()
+    let known = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0
+    maxConnections = Self.connectionLimit(descriptors: known ? limit.rlim_cur : 1024)
+  }
+
+  /// How many connections one endpoint holds when the process may open `descriptors` files:
+  /// 512 at most, and at most half of what is left after 64 for everything else (the other
+  /// endpoint, the agent's socket, the store, libcurl, `/proc/net/tcp` for the peer check), so
+  /// idle clients never leave a request's token fetch without a descriptor; 8 at least.
+  static func connectionLimit(descriptors: rlim_t) -> Int {
+    let spare = descriptors > 64 ? (descriptors - 64) / 2 : 0
+    return max(8, Int(min(spare, 512)))
   }
 
   deinit { closeListening() }

@@ -1,11 +1,12 @@
-import BrokerSystem
+@testable import BrokerSystem
 import Glibc
 import Synchronization
 import Testing
 
 /// The SDK endpoints' loopback server against real sockets: own-uid connections answered, one
 /// slow handler or client never stalls another, bounded heads, a foreign Host refused, closed on
-/// stop. (Another uid's connection is refused: Tests/Integration/test_exec_endpoints.py.)
+/// stop. (Another uid's connection is refused, and idle clients under a low descriptor limit:
+/// Tests/Integration/test_exec.py.)
 @Suite(.serialized) struct EndpointServerTests {
   /// `/slow` waits until `/release` was asked; everything else answers at once.
   final class Gate: Sendable {
@@ -17,6 +18,14 @@ import Testing
       }
       return .text(200, "path=\(r.path) flavor=\(r.header("Metadata-Flavor") ?? "-")", headers: [("Metadata-Flavor", "Google")])
     }
+  }
+
+  @Test func connectionsLeaveDescriptorsForTheTokenFetch() {
+    #expect(EndpointServer.connectionLimit(descriptors: 1024) == 480)
+    #expect(EndpointServer.connectionLimit(descriptors: 128) == 32)
+    #expect(EndpointServer.connectionLimit(descriptors: 524_288) == 512)
+    #expect(EndpointServer.connectionLimit(descriptors: 20) == 8)
+    #expect(EndpointServer.connectionLimit(descriptors: rlim_t.max) == 512)
   }
 
   @Test func answersEachRequestInItsOwnTaskWhileASlowOneWaits() async throws {
