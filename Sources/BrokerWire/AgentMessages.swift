@@ -107,14 +107,17 @@ enum AgentLines {
   /// The LF-separated lines of `bytes` (without their LF) and whether the last one had none.
   static func split(_ bytes: [UInt8]) -> (lines: [String], noEOL: Bool)? {
     guard !bytes.isEmpty else { return ([], false) }
+    // Line by line, not `split`: an array of ArraySlice<UInt8> is a type the runtime instantiates
+    // by name on first use (a tenth of the front's instructions).
     var lines: [String] = []
-    for piece in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
-      guard let line = String(validating: piece, as: UTF8.self) else { return nil }
+    var start = 0
+    while start < bytes.count {
+      let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+      guard let line = String(validating: bytes[start..<end], as: UTF8.self) else { return nil }
       lines.append(line)
+      start = end + 1
     }
-    let noEOL = bytes.last != 0x0A
-    if !noEOL { lines.removeLast() }
-    return (lines, noEOL)
+    return (lines, bytes.last != 0x0A)
   }
 
   static func join(_ lines: [String], noEOL: Bool) -> [UInt8] {
