@@ -10,6 +10,12 @@ public enum ProcessHardening {
   public static func apply() -> Bool {
     signal(SIGPIPE, SIG_IGN)
     umask(0o077)
-    return cbroker_disable_dumping() == 0
+    return disableDumping()
   }
+
+  /// `PR_SET_DUMPABLE = 0` alone, for `tokenbroker exec`, which holds tokens while COMMAND runs
+  /// (whose own umask and signals stay as they were; execve makes it dumpable again).
+  /// - Returns: false when `prctl` failed.
+  @discardableResult
+  public static func disableDumping() -> Bool { cbroker_disable_dumping() == 0 }
 }

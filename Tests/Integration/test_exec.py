@@ -5,10 +5,12 @@ unknown paths, oversized and slow requests. The SDKs themselves: test_exec_sdk.p
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -114,6 +116,27 @@ class ExecProcessTest(ExecTestCase):
                 out, err = p.communicate(timeout=30)
                 self.assertEqual(p.returncode, 10 + sig, err)
                 self.assertEqual(out, b"got %d\n" % sig)
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root (another uid: setpriv)")
+    def test_tokenbroker_is_not_dumpable_while_command_runs(self):
+        """exec holds tokens and the IDENTITY_HEADER as long as COMMAND runs: like the agent, it
+        is not dumpable (no core dump, no ptrace by the user's other processes), which the kernel
+        shows by handing its /proc/PID files to root; COMMAND is dumpable again (execve). As
+        uid 65534, so that root ownership tells."""
+        front = self.binaries_for(NOBODY)
+        home = tempfile.mkdtemp(prefix="tb-nobody-")
+        self.addCleanup(shutil.rmtree, home, True)
+        config = os.path.join(home, "config")
+        with open(config, "w") as f:
+            f.write("[broker]\nagent = off\nstore = file\n\n[account work]\nprovider = azure\nclient-id = c\n")
+        for path in (home, config):
+            os.chown(path, 65534, 65534)
+        r = subprocess.run(NOBODY + [front, "--config", config, "exec", "work", "--", "sh", "-c",
+                                     "stat -c %u /proc/$PPID/status /proc/$$/status"],
+                           env={"PATH": os.environ["PATH"], "HOME": home, "XDG_RUNTIME_DIR": home},
+                           capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.decode().split(), ["0", "65534"], r.stderr)
 
     def test_usage_errors(self):
         self.write_config(self.default_config() + self.google_config() + self.google_config(name="g2").replace("hosts =", "# hosts =")

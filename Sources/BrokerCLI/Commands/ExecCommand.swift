@@ -1,3 +1,4 @@
+import BrokerAgent
 import BrokerCore
 import BrokerProviders
 import BrokerSystem
@@ -33,6 +34,8 @@ enum ExecCommand {
     guard names.count <= 2 else { throw UsageError("unexpected argument '\(names[2])'", usage: usage) }
     guard !command.isEmpty else { throw UsageError("missing COMMAND after '--'", usage: usage) }
     let (azure, google) = try accounts(names, config: try runtime.config(), usage: usage)
+    // Tokens and the IDENTITY_HEADER live in this process as long as COMMAND runs: no core dump.
+    ProcessHardening.disableDumping()
 
     let context = runtime.context
     let reported = Mutex<Set<String>>([])
