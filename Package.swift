@@ -35,7 +35,7 @@ let package = Package(
       name: "BrokerHTTP", dependencies: ["BrokerCore", "CBrokerShims", "CLibcurl"],
       swiftSettings: strict),
     .target(
-      name: "BrokerStore", dependencies: ["BrokerCore", "CBrokerShims", "CLibsecret", "CLibsodium"],
+      name: "BrokerStore", dependencies: ["BrokerCore", "BrokerWire", "CBrokerShims", "CLibsecret", "CLibsodium"],
       swiftSettings: strict),
     .target(name: "BrokerProviders", dependencies: ["BrokerCore"], swiftSettings: strict),
     .target(

@@ -70,7 +70,7 @@ public enum KeyFileReader {
   /// also without), reading it in chunks to its end, whatever its size.
   /// - Returns: false when the file cannot be opened or a read fails.
   static func forEachLine(_ path: String, _ body: (ArraySlice<UInt8>) -> Void) -> Bool {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = openRegular(path)
     guard fd >= 0 else { return false }
     defer { close(fd) }
     var pending: [UInt8] = []  // the start of a line that the next chunk ends
@@ -92,9 +92,9 @@ public enum KeyFileReader {
   }
 
   /// The first `limit` bytes of a file (all of a shorter one), or nil when it cannot be opened or
-  /// read.
+  /// read, or is not a regular file (errno `EINVAL`; `openRegular`).
   public static func readFile(_ path: String, limit: Int) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = openRegular(path)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var out: [UInt8] = []
@@ -109,6 +109,29 @@ public enum KeyFileReader {
       }
       return out
     }
+  }
+
+  /// Opens `path` for reading as GKeyFile reads a config file: only a regular file (GKeyFile
+  /// refuses others: "Not a regular file"), and without blocking in `open` (a FIFO nobody writes,
+  /// a device: the agent reads its config on its socket loop's thread, the front before it starts
+  /// an agent; neither may wait on one, nor read /dev/zero forever).
+  /// - Returns: the descriptor, or -1 with errno set (`EINVAL`: not a regular file).
+  static func openRegular(_ path: String) -> Int32 {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+    guard fd >= 0 else { return -1 }
+    var info = stat()
+    if fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFREG { return fd }
+    close(fd)
+    errno = EINVAL
+    return -1
+  }
+
+  /// True when something other than a regular file (a FIFO, a device, a directory) is at `path`,
+  /// symbolic links followed: a config file GKeyFile refuses, which must not even be opened
+  /// (opening a FIFO for reading waits for a writer).
+  public static func isOtherThanRegularFile(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG
   }
 
   private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0B || b == 0x0C }

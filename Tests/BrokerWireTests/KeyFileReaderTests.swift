@@ -79,4 +79,22 @@ import Testing
     #expect(read.count == min(limit, 15000))
     #expect(read == Array(text.utf8.prefix(limit)))
   }
+
+  /// A config file that is not a regular file is refused as GKeyFile refuses it ("Not a regular
+  /// file"), at once: a FIFO nobody writes must not block the reader (the agent's socket loop
+  /// reads the config for every kept answer), a device such as /dev/zero must not be read forever.
+  @Test func aFileThatIsNotRegularIsRefusedWithoutBlocking() throws {
+    let dir = String(cString: mkdtemp(strdup("/tmp/tb-kf-XXXXXX")))
+    defer { _ = system("rm -rf '\(dir)'") }
+    let fifo = dir + "/fifo"
+    #expect(mkfifo(fifo, 0o600) == 0)
+    #expect(KeyFileReader.readFile(fifo, limit: 4096) == nil)
+    #expect(KeyFileReader.value(group: "broker", key: "agent", files: [fifo]) == nil)
+    #expect(KeyFileReader.readFile("/dev/zero", limit: 4096) == nil)
+    #expect(KeyFileReader.value(group: "broker", key: "agent", files: ["/dev/zero"]) == nil)
+    #expect(KeyFileReader.readFile(dir, limit: 4096) == nil)
+    #expect(KeyFileReader.isOtherThanRegularFile(fifo))
+    #expect(KeyFileReader.isOtherThanRegularFile(dir))
+    #expect(!KeyFileReader.isOtherThanRegularFile(dir + "/missing"))
+  }
 }

@@ -102,6 +102,31 @@ class ConfigEditTest(AnswerMemoCase):
         self.assertEqual(fields(self.twice("get", input=GIT_GET))["username"], "erin")
 
 
+    def test_a_config_that_is_not_a_regular_file_stalls_no_one(self):
+        """GKeyFile refuses a config that is not a regular file ("Not a regular file"): the agent,
+        which reads the config on its socket loop's thread for a kept answer, and the front, which
+        reads `[broker] agent` before starting one, refuse it too and at once. A FIFO nobody
+        writes once blocked the loop thread in open(): every client waited its 180 s bound."""
+        self.signed_in()
+        self.twice("get", input=GIT_GET)
+        os.unlink(self.config_path)
+        os.mkfifo(self.config_path)
+        started = time.time()
+        r = self.run_broker("get", input=GIT_GET, timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (64, b""), r.stderr)
+        self.assertIn(b"Not a regular file", r.stderr)
+        status = self.run_broker("agent", "status", timeout=60)
+        self.assertEqual(status.returncode, 0, status.stdout + status.stderr)
+        self.assertLess(time.time() - started, 30)
+        # No agent: the front's own read of `[broker] agent` (a device read to its end never ends).
+        self.kill_agent()
+        os.unlink(self.config_path)
+        os.symlink("/dev/zero", self.config_path)
+        r = self.run_broker("token", "get", "work", timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (64, b""), r.stderr)
+        self.assertIn(b"Not a regular file", r.stderr)
+
+
 class SignInChangeTest(AnswerMemoCase):
 
     def setUp(self):

@@ -1,4 +1,5 @@
 internal import BrokerCore
+internal import BrokerWire
 internal import CLibsecret
 
 /// Owns one `GKeyFile` (GLib key-file parser, interface.md §2.1) and frees it in `deinit`.
@@ -16,8 +17,11 @@ final class GKeyFileHandle {
     case failed(String)
   }
 
-  /// `g_key_file_load_from_file` with `G_KEY_FILE_KEEP_COMMENTS | G_KEY_FILE_KEEP_TRANSLATIONS`.
+  /// `g_key_file_load_from_file` with `G_KEY_FILE_KEEP_COMMENTS | G_KEY_FILE_KEEP_TRANSLATIONS`;
+  /// a path that is not a regular file fails as GKeyFile fails it, but without opening it first
+  /// (GKeyFile's `open` of a FIFO waits for a writer before it finds the file is not regular).
   func load(_ path: String) -> LoadResult {
+    if KeyFileReader.isOtherThanRegularFile(path) { return .failed("Not a regular file") }
     var error: UnsafeMutablePointer<GError>?
     if g_key_file_load_from_file(pointer, path, Self.flags, &error) != 0 { return .loaded }
     return Self.result(error)
