@@ -39,8 +39,18 @@ public enum AgentClient {
       raw.copyBytes(from: bytes)
       raw[bytes.count] = 0
     }
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    var fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return .failed(errno) }
+    // Started with standard input, output or error closed, the socket would take that number:
+    // the request's input read from the socket, the reply's output and errors written into it.
+    // It moves up instead; the closed stream stays closed, as it is for tokenbroker-core.
+    if fd <= 2 {
+      let moved = fcntl(fd, F_DUPFD_CLOEXEC, Int32(3))
+      let error = errno
+      close(fd)
+      guard moved >= 0 else { return .failed(error) }
+      fd = moved
+    }
     let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
     var rc: Int32
     repeat {

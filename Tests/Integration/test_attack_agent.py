@@ -373,6 +373,27 @@ class ClientGoesAwayTest(AgentAttackCase):
         self.assert_serves_promptly()
 
 
+class ClosedStandardStreamTest(AgentAttackCase):
+
+    def test_a_closed_standard_stream_never_becomes_the_agent_socket(self):
+        """Started with fd 0, 1 or 2 closed (cron, daemons), the front's socket once took that
+        number: with stderr closed the agent's error went into the socket and SIGPIPE ended the
+        front (141, not 64); with stdout closed the token did (141, not 0); with stdin closed the
+        front read the socket as its input until the agent dropped it 10 s later. Each call must
+        end as tokenbroker-core ends the same call, with the agent serving it."""
+        cases = [(("token", "get", "nosuch"), 2, b""), (("token", "get", "work"), 1, b""),
+                 (("get",), 0, b""), (("get",), 2, GIT_GET.encode()), (("get",), 1, GIT_GET.encode())]
+        for args, closed, data in cases:
+            outcome = {}
+            for program in (TOKENBROKER, CORE):
+                feed = {"stdin": subprocess.DEVNULL} if closed == 0 else {"input": data}
+                r = subprocess.run(["bash", "-c", 'exec %d>&- "$0" "$@"' % closed, program] + list(args),
+                                   capture_output=True, env=self.env(), timeout=60, **feed)
+                outcome[program] = (r.returncode, r.stdout)
+            self.assertEqual(outcome[TOKENBROKER], outcome[CORE], (args, closed))
+        self.assert_serves_promptly(bound=10)
+
+
 class PlantedPathsTest(AgentTestCase):
 
     @property
