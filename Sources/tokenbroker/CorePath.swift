@@ -22,15 +22,15 @@ enum Core {
   }
 
   /// Execs `tokenbroker-core` with this process's argv and environment; never returns.
+  /// The argv is the one the kernel gave (`CommandLine.unsafeArgv`, `frontArgv`), byte for byte:
+  /// `CommandLine.arguments` would replace bytes that are not UTF-8 with U+FFFD.
   /// - Parameter input: standard input already read (it is handed on through a pipe first).
   static func exec(replaying input: StandardInput = StandardInput()) -> Never {
     if input.started, let problem = input.replay() {
       FileDescriptor.standardError.write("tokenbroker: \(problem); try again, or set 'agent = off' in [broker]\n")
       exit(1)
     }
-    var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) }
-    argv.append(nil)
-    execv(path, &argv)
+    execv(path, CommandLine.unsafeArgv)
     let reason = String(cString: strerror(errno))
     FileDescriptor.standardError.write(
       "tokenbroker: cannot run \(path) (\(reason)); reinstall tokenbroker (make install)\n")
