@@ -4,8 +4,10 @@ gnome-keyring, the identity provider emulator over HTTPS, and a private HOME/XDG
 Every test runs the real `tokenbroker` binaries as subprocesses with an environment built here,
 so nothing touches the user's own keyring, config or runtime directory.
 """
+import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -284,6 +286,27 @@ hosts = git.example.test
                     "- name: test\n  context: {cluster: test, user: tb}\ncurrent-context: test\nusers:\n"
                     "- name: tb\n  user:\n%s\n" % (cluster, user))
         return path
+
+    # --- a core without libcurl
+
+    def env_without_libcurl(self):
+        """The environment with a `libcurl.so.4` that is not libcurl (zlib, which has none of its
+        functions) first on the library search path: the core loads libcurl at its first request."""
+        fake = os.path.join(self.tmp, "not-libcurl")
+        if not os.path.isdir(fake):
+            zlib = (glob.glob("/usr/lib/*/libz.so.1") + glob.glob("/lib/*/libz.so.1"))[0]
+            os.mkdir(fake)
+            os.symlink(zlib, os.path.join(fake, "libcurl.so.4"))
+        return self.env(LD_LIBRARY_PATH=fake)
+
+    def assert_libcurl_missing(self, r):
+        """Exit 4, nothing on stdout and exactly the loader's one line: the file (the link, or
+        zlib's path when already loaded), the missing function and the package to install."""
+        self.assertEqual((r.returncode, r.stdout), (4, b""), r.stderr)
+        found = r"(%s|/\S*/libz\.so\.1)" % re.escape(os.path.join(self.tmp, "not-libcurl", "libcurl.so.4"))
+        self.assertRegex(r.stderr.decode(), r"^tokenbroker: could not load libcurl \(libcurl\.so\.4 at %s has no "
+                         r"function curl_global_init\); install libcurl4 \(Debian: apt-get install libcurl4\)\n$"
+                         % found)
 
     # --- running the binaries
 

@@ -60,6 +60,19 @@ class GoogleRevokeTest(RevokeTestCase):
         self.assert_signed_out("g")
         self.assert_no_secret_leak(r)
 
+    def test_without_libcurl_nothing_is_revoked_nor_signed_out(self):
+        """No request can be made (libcurl missing): `revoke` says the loader's one line (exit 4),
+        as every flow does, and signs nothing out, so it can be run again once libcurl4 is in."""
+        self.google_signed_in()
+        self.run_broker("agent", "stop")
+        items = self.keyring_items("g")
+        r = self.run_broker("revoke", "g", env=self.env_without_libcurl())
+        self.assert_libcurl_missing(r)
+        self.assertEqual(self.revocations(), [])
+        self.assertEqual(self.keyring_items("g"), items)
+        self.assertEqual(self.run_broker("revoke", "g").returncode, 0)
+        self.assert_signed_out("g")
+
     def test_failed_revocation_still_signs_out_and_exits_4(self):
         """B21 variant: the revocation endpoint answers 503 (after retries): exit 4, signed out
         locally all the same, and the message says the grant may remain and where to remove it."""
