@@ -12,7 +12,8 @@ import Testing
 
   private func pair() -> (Int32, Int32) {
     var fds: [Int32] = [-1, -1]
-    _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds)
+    // Close-on-exec: a child another test spawns meanwhile must not hold an end open.
+    _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds)
     return (fds[0], fds[1])
   }
 

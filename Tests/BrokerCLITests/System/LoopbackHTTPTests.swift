@@ -5,10 +5,12 @@ import Testing
 /// The wire pieces both loopback servers share (the redirect listener, exec's endpoints): reading
 /// a request head, choosing whom a full server closes, building a response.
 struct LoopbackHTTPTests {
-  /// A connected non-blocking pair: the server's end and the client's.
+  /// A connected non-blocking pair: the server's end and the client's. Close-on-exec: a child
+  /// another test spawns meanwhile must not hold the client's end open (no EOF would come).
   static func pair() -> (server: Int32, client: Int32) {
     var fds: [Int32] = [0, 0]
-    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
+    let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    #expect(socketpair(AF_UNIX, type, 0, &fds) == 0)
     return (fds[0], fds[1])
   }
 
