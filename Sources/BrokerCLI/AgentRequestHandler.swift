@@ -95,6 +95,10 @@ struct AgentRequestHandler: Sendable {
     // The front no longer reads the config when an agent answers: `agent = off` is honoured here,
     // and a config that does not load is the full program's error to report.
     let paths = configPaths
+    // A caller whose HOME or XDG_* names other files reads another config (and store): its own.
+    var callerView = environment
+    for name in AgentProtocol.pathEnvironment { if let value = request.environment[name] { callerView[name] = value } }
+    guard BrokerPaths(environment: callerView, uid: getuid()) == paths else { return .notServed }
     guard let (config, configRevision) = try? configs.current(files: paths.configFiles, explicit: paths.configIsExplicit),
       config.settings.agent == .auto
     else { return .notServed }

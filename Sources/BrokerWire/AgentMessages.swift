@@ -15,6 +15,16 @@ public enum AgentProtocol {
   /// caller asks for diagnostics, which the agent then returns in the reply's `error`).
   /// Kept sorted: requests carry them in this order.
   public static let forwardedEnvironment = ["KUBERNETES_EXEC_INFO", "TOKENBROKER_VERBOSE"]
+  /// The caller's variables that say where its files are (`BrokerPaths`: the default config, the
+  /// file stores, the cache): a `run` request carries them so that the agent answers only a caller
+  /// whose set values name the agent's own files (another HOME or XDG_CONFIG_HOME is another
+  /// config); the command still runs in the agent's environment.
+  public static let pathEnvironment = ["HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"]
+  /// Every variable a `run` request carries (`forwardedEnvironment`, `pathEnvironment`), sorted:
+  /// requests carry them in this order.
+  public static let carriedEnvironment = [
+    "HOME", "KUBERNETES_EXEC_INFO", "TOKENBROKER_VERBOSE", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+  ]
   /// The `exit` value that means "not served here: run tokenbroker-core yourself".
   public static let notServed: Int32 = -1
   /// How long a connected agent may take to answer a `run` request, in ms: more than the full
@@ -38,7 +48,7 @@ public enum AgentProtocol {
     /// (its keyring connection belongs to that session) does not serve the call.
     public static let bus = "bus"
     /// `run`: one variable of the caller's environment, `NAME=VALUE`; only the names in
-    /// `AgentProtocol.forwardedEnvironment` travel, and the agent takes no other.
+    /// `AgentProtocol.carriedEnvironment` travel, and the agent takes no other.
     public static let environment = "env[]"
     /// `run`: one line of standard input.
     public static let input = "in[]"

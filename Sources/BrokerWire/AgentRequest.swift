@@ -9,7 +9,7 @@ public struct AgentRequest: Sendable, Hashable {
   public var config: String
   /// `run`: the caller's D-Bus session bus address, or "".
   public var bus: String
-  /// `run`: the caller's values of `AgentProtocol.forwardedEnvironment` that are set (others are
+  /// `run`: the caller's values of `AgentProtocol.carriedEnvironment` that are set (others are
   /// neither sent nor taken).
   public var environment: [String: String]
   /// `run`: all of standard input (valid UTF-8, no CR or NUL).
@@ -25,7 +25,7 @@ public struct AgentRequest: Sendable, Hashable {
   ) {
     self.bus = bus
     // Empty (the usual call): no filter, whose new Dictionary storage the front would pay for.
-    self.environment = environment.isEmpty ? environment : environment.filter { AgentProtocol.forwardedEnvironment.contains($0.key) }
+    self.environment = environment.isEmpty ? environment : environment.filter { AgentProtocol.carriedEnvironment.contains($0.key) }
     self.operation = operation
     self.name = name
     self.arguments = arguments
@@ -56,8 +56,8 @@ public struct AgentRequest: Sendable, Hashable {
       f.append(CredentialField(K.config, config))
       f.append(CredentialField(K.bus, bus))
       for a in arguments { f.append(CredentialField(K.argument, a)) }
-      // In the order of `forwardedEnvironment` (sorted), without sorting the dictionary.
-      for k in AgentProtocol.forwardedEnvironment { if let v = environment[k] { f.append(CredentialField(K.environment, k + "=" + v)) } }
+      // In the order of `carriedEnvironment` (sorted), without sorting the dictionary.
+      for k in AgentProtocol.carriedEnvironment { if let v = environment[k] { f.append(CredentialField(K.environment, k + "=" + v)) } }
       try f.appendLines(input, key: K.input, noEOLKey: K.inputNoEOL)
     case .drop:
       if let account { f.append(CredentialField(K.account, account)) }
@@ -84,7 +84,7 @@ public struct AgentRequest: Sendable, Hashable {
       r.bus = m.value(K.bus) ?? ""
       r.arguments = m.values(K.argument)
       for pair in m.values(K.environment) {
-        guard let eq = pair.firstIndex(of: "="), AgentProtocol.forwardedEnvironment.contains(String(pair[..<eq])) else {
+        guard let eq = pair.firstIndex(of: "="), AgentProtocol.carriedEnvironment.contains(String(pair[..<eq])) else {
           continue
         }
         r.environment[String(pair[..<eq])] = String(pair[pair.index(after: eq)...])

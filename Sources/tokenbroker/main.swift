@@ -32,7 +32,7 @@ enum Front {
     if route.readsInput { input.read() }
     let bus = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) } ?? ""
     var forwarded: [String: String] = [:]
-    for name in AgentProtocol.forwardedEnvironment {
+    for name in AgentProtocol.carriedEnvironment {
       if let value = getenv(name) { forwarded[name] = String(cString: value) }
     }
     let request = AgentRequest.run(

@@ -54,6 +54,18 @@ import Testing
     #expect(await run("tokenbroker", ["capability"], config: "/etc/other-config") == .notServed)
   }
 
+  /// A caller whose HOME or XDG_* variables name other files than the agent's reads another
+  /// config: the full program serves it. Variables it does not set are the agent's.
+  @Test func aCallerOfOtherFilesIsNotServed() async {
+    for environment in [["HOME": "/home/other"], ["XDG_CONFIG_HOME": "/other"], ["XDG_DATA_HOME": "/other"]] {
+      let request = AgentRequest.run(name: "tokenbroker", arguments: ["capability"], config: "", input: [], environment: environment)
+      #expect(await handler.handle(request) == .notServed, "\(environment)")
+    }
+    let same = ["HOME": h.directory, "XDG_CONFIG_HOME": h.directory + "/config"]
+    let request = AgentRequest.run(name: "tokenbroker", arguments: ["capability"], config: "", input: [], environment: same)
+    #expect(await handler.handle(request).exit == 0)
+  }
+
   /// The front sends every hot-path call to a running agent without reading the config: the
   /// agent itself leaves a caller whose config says `agent = off`, or whose config does not load,
   /// to the full program.

@@ -23,12 +23,12 @@ import Testing
     let info = #"{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1"}"#
     let r = AgentRequest.run(
       name: "tokenbroker", arguments: ["token", "get", "work"], config: "", input: [],
-      environment: ["KUBERNETES_EXEC_INFO": info, "HOME": "/home/x"])
-    #expect(r.environment == ["KUBERNETES_EXEC_INFO": info])
+      environment: ["KUBERNETES_EXEC_INFO": info, "HOME": "/home/x", "PATH": "/bin"])
+    #expect(r.environment == ["KUBERNETES_EXEC_INFO": info, "HOME": "/home/x"])
     let bytes = try r.encoded()
-    #expect(text(bytes).contains("env[]=KUBERNETES_EXEC_INFO=" + info + "\n"))
+    #expect(text(bytes).contains("env[]=HOME=/home/x\nenv[]=KUBERNETES_EXEC_INFO=" + info + "\n"))
     #expect(try AgentRequest.decode(bytes) == r)
-    // An agent takes only the forwarded names, whatever a client sends.
+    // An agent takes only the carried names, whatever a client sends.
     let sent = Array("v=1\nop=run\nname=tokenbroker\nenv[]=LD_PRELOAD=/x.so\nenv[]=KUBERNETES_EXEC_INFO=a=b\n".utf8)
     #expect(try AgentRequest.decode(sent).environment == ["KUBERNETES_EXEC_INFO": "a=b"])
   }

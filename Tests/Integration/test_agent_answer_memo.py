@@ -102,6 +102,25 @@ class ConfigEditTest(AnswerMemoCase):
         self.assertEqual(fields(self.twice("get", input=GIT_GET))["username"], "erin")
 
 
+    def test_a_caller_whose_environment_names_other_files_is_answered_from_them(self):
+        """The default config is `$XDG_CONFIG_HOME/tokenbroker/config` (else `$HOME/.config/...`)
+        of the caller, as the full program reads it: a caller whose HOME or XDG_CONFIG_HOME names
+        another file than the agent's was answered from the agent's file (even when the caller's
+        own file said `agent = off`)."""
+        self.signed_in()
+        self.twice("get", input=GIT_GET)
+        other_home = os.path.join(self.tmp, "other-home")
+        other_config = os.path.join(other_home, ".config", "tokenbroker", "config")
+        os.makedirs(os.path.dirname(other_config))
+        for extra_broker, name in (("", "other-config"), ("agent = off", "other-off")):
+            with open(other_config, "w") as f:
+                f.write(self.default_config(extra_broker=extra_broker, extra_account="git-username = " + name))
+            for env in (self.env(XDG_CONFIG_HOME=os.path.join(other_home, ".config")),
+                        self.env(HOME=other_home, XDG_CONFIG_HOME=None)):
+                self.assertEqual(fields(self.twice("get", input=GIT_GET, env=env))["username"], name)
+        # The agent's own callers are still served from its memory, with its file's answer.
+        self.assertEqual(fields(self.twice("get", input=GIT_GET))["username"], "user1@example.test")
+
     def test_a_config_that_is_not_a_regular_file_stalls_no_one(self):
         """GKeyFile refuses a config that is not a regular file ("Not a regular file"): the agent,
         which reads the config on its socket loop's thread for a kept answer, and the front, which
