@@ -73,12 +73,21 @@ public enum AgentClient {
   /// - Parameter timeoutMilliseconds: the bound for the whole exchange.
   public static func exchange(fd: Int32, request: [UInt8], timeoutMilliseconds: Int) -> Exchange {
     let deadline = MonotonicClock.milliseconds + timeoutMilliseconds
+    // Non-blocking sends and receives, with a `poll` (bounded by the deadline) only when one
+    // would block: a request fits the socket's buffer, and once `poll` saw the agent hang up,
+    // what is left arrives without waiting: a warm call makes one send and one poll, not two of each.
+    if timeoutMilliseconds <= 0 { return .timedOut }  // no time at all: nothing is sent
     var offset = 0
     while offset < request.count {
-      guard wait(fd, for: Int16(POLLOUT), until: deadline) else { return .timedOut }
-      let n = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+      let n = request.withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+      }
       if n < 0 {
-        if errno == EINTR || errno == EAGAIN { continue }
+        if errno == EINTR { continue }
+        if errno == EAGAIN {
+          guard wait(fd, for: Int16(POLLOUT), until: deadline) else { return .timedOut }
+          continue
+        }
         return errno == EPIPE || errno == ECONNRESET ? .closed : .failed(errno)
       }
       offset += n
@@ -88,10 +97,15 @@ public enum AgentClient {
     // A stack buffer, not a zeroed array: zeroing touches (faults in) all its pages, on every call
     // of the front, for a reply of a few hundred bytes.
     return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16384) { chunk in
+      var hungUp = false  // the agent closed its side: every next receive returns at once
       while true {
-        guard wait(fd, for: Int16(POLLIN), until: deadline) else { return .timedOut }
-        let n = recv(fd, chunk.baseAddress, chunk.count, 0)
+        if !hungUp {
+          guard let events = waitEvents(fd, for: Int16(POLLIN), until: deadline) else { return .timedOut }
+          hungUp = events & Int16(POLLHUP) != 0
+        }
+        let n = recv(fd, chunk.baseAddress, chunk.count, Int32(MSG_DONTWAIT))
         if n < 0 {
+          if errno == EAGAIN { hungUp = false }  // never a busy loop: poll again
           if errno == EINTR || errno == EAGAIN { continue }
           if errno == ECONNRESET && reply.isEmpty { return .closed }
           return .failed(errno)
@@ -128,13 +142,19 @@ public enum AgentClient {
   /// Polls `fd` for `events` until `deadline` (monotonic ms); true when ready (or in error: the
   /// next call reports it).
   static func wait(_ fd: Int32, for events: Int16, until deadline: Int) -> Bool {
+    waitEvents(fd, for: events, until: deadline) != nil
+  }
+
+  /// As `wait`, with the events `poll` reported (POLLERR when `poll` itself failed); nil past
+  /// the deadline.
+  static func waitEvents(_ fd: Int32, for events: Int16, until deadline: Int) -> Int16? {
     while true {
       let left = deadline - MonotonicClock.milliseconds
-      if left <= 0 { return false }
+      if left <= 0 { return nil }
       var p = pollfd(fd: fd, events: events, revents: 0)
       let rc = poll(&p, 1, Int32(min(left, Int(Int32.max))))
-      if rc > 0 { return true }
-      if rc < 0 && errno != EINTR { return true }
+      if rc > 0 { return p.revents }
+      if rc < 0 && errno != EINTR { return Int16(POLLERR) }
     }
   }
 }
