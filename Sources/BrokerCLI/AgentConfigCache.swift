@@ -34,14 +34,7 @@ final class AgentConfigCache: Sendable {
   /// As `config(files:explicit:)`, with a revision that changes whenever the config is parsed
   /// anew (equal revisions: the same files, byte for byte).
   func current(files: [String], explicit: Bool) throws -> (config: BrokerConfig, revision: Int) {
-    var snapshot = Snapshot(files: files, contents: [], errors: [])
-    for file in files {
-      let bytes = read(file, Self.comparedBytes)
-      snapshot.contents.append(bytes)
-      snapshot.errors.append(bytes == nil ? errno : 0)
-    }
-    // A file read only in part cannot be compared: such a config is parsed anew every time.
-    let whole = snapshot.contents.allSatisfy { ($0?.count ?? 0) < Self.comparedBytes }
+    let (snapshot, whole) = self.snapshot(files)
     if whole, let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot { return (config, revision) }
     // The very bytes compared are parsed: an edit between two reads cannot pair them with
     // another file's config.
@@ -54,6 +47,32 @@ final class AgentConfigCache: Sendable {
     last.withLock { $0 = whole ? (snapshot, config, revision) : nil }
     return (config, revision)
   }
+
+  /// The config last parsed, with its revision, while `files` still hold exactly the bytes it was
+  /// parsed from; nil when a file changed or is too large to compare. Never parses: the socket
+  /// loop's thread asks this for a kept answer (`AgentRequestHandler.quick`), and every other
+  /// connection waits while it works.
+  func unchanged(files: [String]) -> (config: BrokerConfig, revision: Int)? {
+    let (snapshot, whole) = self.snapshot(files)
+    guard whole, let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot else { return nil }
+    return (config, revision)
+  }
+
+  /// The files' bytes (the first `comparedBytes` of each) or why each could not be read, and
+  /// whether they are whole: a file read only in part cannot be compared, so such a config is
+  /// parsed anew every time.
+  private func snapshot(_ files: [String]) -> (Snapshot, whole: Bool) {
+    var snapshot = Snapshot(files: files, contents: [], errors: [])
+    for file in files {
+      let bytes = read(file, Self.comparedBytes)
+      snapshot.contents.append(bytes)
+      snapshot.errors.append(bytes == nil ? errno : 0)
+    }
+    return (snapshot, snapshot.contents.allSatisfy { ($0?.count ?? 0) < Self.comparedBytes })
+  }
+
+  /// How many times a config was parsed (tests).
+  var parseCount: Int { parses.load(ordering: .relaxed) }
 
   /// Bytes of each file read for the comparison (1 MiB).
   static let comparedBytes = 1 << 20

@@ -35,11 +35,11 @@ struct AgentRequestHandler: Sendable {
   /// loop's thread with nothing built and no hop (`AgentServer`'s `quick`); nil for anything
   /// else. A kept answer was made for this very request (bus, config, arguments and input are
   /// part of its key), so only the config files' revision is checked again: they are read and
-  /// compared byte for byte, as every request's are. `paths`: `configPaths`, computed once.
+  /// compared byte for byte, as every request's are, but never parsed here (an edited config is
+  /// the slow path's to parse). `paths`: `configPaths`, computed once.
   func quick(_ request: AgentRequest, paths: BrokerPaths) -> AgentReply? {
     guard request.operation == .run, cache.hasKeptAnswer(for: request),
-      let (config, revision) = try? configs.current(files: paths.configFiles, explicit: paths.configIsExplicit),
-      config.settings.agent == .auto
+      let (config, revision) = configs.unchanged(files: paths.configFiles), config.settings.agent == .auto
     else { return nil }
     return cache.answer(to: request, configRevision: revision)
   }

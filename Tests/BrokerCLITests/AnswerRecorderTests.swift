@@ -102,6 +102,27 @@ import Testing
     #expect(handler.quick(request, paths: paths) == nil)
   }
 
+  /// `quick` runs on the socket loop's thread, where every other connection waits: it compares
+  /// the config's bytes but never parses them (an edited config, or one too large to compare,
+  /// a parse of GKeyFile each request, is the slow path's to parse).
+  @Test func quickNeverParsesTheConfig() async throws {
+    let request = AgentRequest.run(name: "tokenbroker", arguments: ["token", "get", "work"], config: "", input: [])
+    let paths = handler.configPaths
+    try await remember("AT-A")
+    let first = await tokenGet()
+    #expect(handler.quick(request, paths: paths) == first)
+    try (fileStoreConfig + "\n").write(toFile: configFile, atomically: true, encoding: .utf8)
+    var parses = handler.configs.parseCount
+    #expect(handler.quick(request, paths: paths) == nil)
+    #expect(handler.configs.parseCount == parses)
+    let padding = String(repeating: "# " + String(repeating: "x", count: 76) + "\n", count: 1 << 14)  // 1.25 MiB
+    try (padding + fileStoreConfig).write(toFile: configFile, atomically: true, encoding: .utf8)
+    #expect(await tokenGet() == first)
+    parses = handler.configs.parseCount
+    for _ in 0..<3 { #expect(handler.quick(request, paths: paths) == nil) }
+    #expect(handler.configs.parseCount == parses)
+  }
+
   @Test func onlyAPureAnswerFromOneTokenInMemoryIsKeepable() {
     let pure = AnswerRecorder()
     pure.took((revision: 3, servedUntil: 100))
