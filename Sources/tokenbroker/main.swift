@@ -31,14 +31,11 @@ enum Front {
     var input = StandardInput()
     if route.readsInput { input.read() }
     let bus = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) } ?? ""
-    var forwarded: [String: String] = [:]
-    for name in AgentProtocol.carriedEnvironment {
-      if let value = getenv(name) { forwarded[name] = String(cString: value) }
-    }
-    let request = AgentRequest.run(
+    // Straight from getenv: no Dictionary of the caller's variables (AgentRequest.encodedRun).
+    let request = try? AgentRequest.encodedRun(
       name: route.name, arguments: route.arguments, config: configFile, input: input.bytes, bus: bus,
-      environment: forwarded)
-    guard input.complete, let bytes = try? request.encoded() else {
+      environment: { getenv($0).map { String(cString: $0) } })
+    guard input.complete, let bytes = request else {
       close(fd)
       Core.exec(because: "the request is too large for the agent", replaying: input)
     }

@@ -33,6 +33,24 @@ import Testing
     #expect(try AgentRequest.decode(sent).environment == ["KUBERNETES_EXEC_INFO": "a=b"])
   }
 
+  // The front's encoder (variables looked up, no Dictionary) writes exactly the request that
+  // `run(...).encoded()` writes, and takes only the carried names.
+  @Test func encodedRunMatchesTheRequestsEncoding() throws {
+    let env = ["HOME": "/home/x", "XDG_CONFIG_HOME": "/home/x/.cfg", "TOKENBROKER_VERBOSE": "1", "PATH": "/bin"]
+    for (input, vars) in [("protocol=https\nhost=a\n\n", env), ("", [:]), ("no LF", ["HOME": "/h"])] {
+      let args = ["get", "--config=/etc/x"]
+      let expected = try AgentRequest.run(
+        name: "git-credential-tokenbroker", arguments: args, config: "/etc/x", input: Array(input.utf8), bus: "unix:path=/b",
+        environment: vars
+      ).encoded()
+      let front = try AgentRequest.encodedRun(
+        name: "git-credential-tokenbroker", arguments: args, config: "/etc/x", input: Array(input.utf8), bus: "unix:path=/b",
+        environment: { vars[$0] })
+      #expect(front == expected)
+      #expect(!text(front).contains("PATH"))
+    }
+  }
+
   @Test func otherOperationsRoundTrip() throws {
     for r in [
       AgentRequest(operation: .drop, account: "work"), AgentRequest(operation: .drop), AgentRequest(operation: .status),
