@@ -150,7 +150,7 @@ class SDKTest(ExecTestCase):
         self.assertIn("GET /computeMetadata/v1/instance/service-accounts/default/ -> 200", log)
         self.assertIn("GET /computeMetadata/v1/instance/service-accounts/user1@example.test/ -> 200", log)
         self.assertNotIn(doc["first"], log)
-        self.assert_no_secret_leak(r)
+        self.assert_no_exec_leak(r)
 
     def test_a_long_running_program_gets_fresh_tokens_after_they_expire(self):
         self.emu.configure(access_token_lifetime=4)  # from the sign-ins on
