@@ -18,7 +18,7 @@ public struct AgentEndpoint: Sendable, Equatable {
   ///   - environment: looks up one environment variable.
   ///   - uid: the real user id.
   public init(environment: (String) -> String?, uid: UInt32) {
-    if let runtime = environment("XDG_RUNTIME_DIR"), runtime.hasPrefix("/") {
+    if let runtime = environment("XDG_RUNTIME_DIR"), runtime.utf8.first == UInt8(ascii: "/") {
       runtimeDirectory = runtime + "/tokenbroker"
     } else {
       runtimeDirectory = "/tmp/tokenbroker-\(uid)"
@@ -28,8 +28,10 @@ public struct AgentEndpoint: Sendable, Equatable {
     } else {
       socketPath = runtimeDirectory + "/agent.sock"
     }
-    if let slash = socketPath.lastIndex(of: "/") {
-      directory = slash == socketPath.startIndex ? "/" : String(socketPath[..<slash])
+    // By bytes, not Characters ('/' is one byte; a search by Character costs the front
+    // grapheme-boundary code it touches nowhere else).
+    if let slash = socketPath.utf8.lastIndex(of: UInt8(ascii: "/")) {
+      directory = slash == socketPath.startIndex ? "/" : String(socketPath.utf8[..<slash]) ?? "."
     } else {
       directory = "."
     }

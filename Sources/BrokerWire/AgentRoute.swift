@@ -24,7 +24,7 @@ public struct AgentRoute: Sendable, Equatable {
   public static func classify(_ argv: [String]) -> AgentRoute? {
     guard let first = argv.first else { return nil }
     // By bytes, not Characters (a split by Character cost more than the rest of this function).
-    let name = first.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(first[first.utf8.index(after: $0)...]) } ?? first
+    let name = first.utf8.lastIndex(of: UInt8(ascii: "/")).flatMap { String(first.utf8[first.utf8.index(after: $0)...]) } ?? first
     let rest = Array(argv.dropFirst())
     if name.hasPrefix("git-credential-") || name.hasPrefix("docker-credential-") {
       let actions = name.hasPrefix("git-") ? gitActions : dockerActions

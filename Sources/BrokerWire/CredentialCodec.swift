@@ -23,13 +23,13 @@ public struct CredentialMessage: Sendable, Equatable {
 
   /// The values of a multi-valued key (`name` without or with the `[]` suffix).
   public func values(_ key: String) -> [String] {
-    let k = key.hasSuffix("[]") ? key : key + "[]"
+    let k = key.isListKey ? key : key + "[]"
     return fields.filter { $0.key == k }.map(\.value)
   }
 
   /// Appends a field; an empty value for a `key[]` clears that list (git's rule).
   public mutating func append(_ field: CredentialField) {
-    if field.key.hasSuffix("[]") && field.value.isEmpty {
+    if field.key.isListKey && field.value.isEmpty {
       fields.removeAll { $0.key == field.key }
     } else {
       fields.append(field)
@@ -112,7 +112,7 @@ public enum CredentialCodec {
       guard let key = String(validating: line[line.startIndex..<eq], as: UTF8.self),
         let value = String(validating: line[(eq + 1)...], as: UTF8.self)
       else { throw .invalidUTF8(line: lineNumber) }
-      if !key.hasSuffix("[]") && !seen.insert(key) { throw .repeatedKey(key, line: lineNumber) }
+      if !key.isListKey && !seen.insert(key) { throw .repeatedKey(key, line: lineNumber) }
       fields.append(CredentialField(key, value))
     }
     return fields
@@ -158,5 +158,17 @@ public enum CredentialCodec {
       out.append(0x0A)
     }
     return out
+  }
+}
+
+extension String {
+  /// True when the key ends with `[]` (a multi-valued key), byte for byte as git's `ends_with`:
+  /// not `hasSuffix`, whose comparison by Character costs the front grapheme-boundary code
+  /// (pages of the standard library it touches nowhere else) for every line it decodes.
+  var isListKey: Bool {
+    let bytes = utf8
+    guard bytes.count >= 2 else { return false }
+    let last = bytes.index(before: bytes.endIndex)
+    return bytes[last] == UInt8(ascii: "]") && bytes[bytes.index(before: last)] == UInt8(ascii: "[")
   }
 }
