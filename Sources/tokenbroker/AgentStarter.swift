@@ -29,13 +29,13 @@ enum AgentStarter {
     let lock = open(endpoint.spawnLockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
     defer { if lock >= 0 { close(lock) } }
     let deadline = MonotonicClock.milliseconds + startBound
-    var started = false
+    var started: pid_t?
     var pause = 2
     while true {
-      if !started, lock < 0 || flock(lock, LOCK_EX | LOCK_NB) == 0 {
+      if started == nil, lock < 0 || flock(lock, LOCK_EX | LOCK_NB) == 0 {
         if case .connected(let fd) = AgentClient.connect(to: endpoint.socketPath) { return fd }
-        guard AgentLauncher.spawn(executable: core, arguments: [core, "agent", "run"]) != nil else { return nil }
-        started = true
+        guard let pid = AgentLauncher.spawn(executable: core, arguments: [core, "agent", "run"]) else { return nil }
+        started = pid
       }
       var ts = timespec(tv_sec: 0, tv_nsec: pause * 1_000_000)
       nanosleep(&ts, nil)
@@ -43,8 +43,19 @@ enum AgentStarter {
       switch AgentClient.connect(to: endpoint.socketPath) {
       case .connected(let fd): return fd
       case .failed: return nil
-      case .absent: if MonotonicClock.milliseconds > deadline { return nil }
+      case .absent:
+        if MonotonicClock.milliseconds > deadline || started.map(failedToStart) == true { return nil }
       }
     }
+  }
+
+  /// True once the agent this process started has ended with a failure (a config error, a
+  /// socket it cannot take): none is coming, so the full program runs now, instead of after the
+  /// whole start bound. Reaps it. An agent that ended with 0 left the socket to another agent,
+  /// which the caller keeps waiting for.
+  static func failedToStart(_ pid: pid_t) -> Bool {
+    var status: Int32 = 0
+    guard waitpid(pid, &status, WNOHANG) == pid else { return false }
+    return status != 0
   }
 }

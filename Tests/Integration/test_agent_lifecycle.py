@@ -75,6 +75,19 @@ class AgentCommandsTest(AgentTestCase):
         self.assertEqual(again.returncode, 0, again.stderr)
         self.assertNotIn(pid, self.agents())
 
+    def test_an_agent_that_cannot_start_is_not_waited_for(self):
+        """A config error (a typo) makes the agent the front starts exit at once (64): the front
+        then runs the full program, which reports the error, instead of polling the socket for
+        its whole start bound (3 s) on every call. Five calls, 15 s of waiting before."""
+        self.write_config(self.default_config(extra_broker="refresh-margin = soon"))
+        started = time.monotonic()
+        for _ in range(5):
+            r = self.run_broker("get", input=GIT_GET)
+            self.assertEqual((r.returncode, r.stdout), (64, b""), r.stderr)
+            self.assertIn(b"refresh-margin", r.stderr)
+        self.assertLess(time.monotonic() - started, 10)
+        self.assertEqual(self.agents(), [])
+
     def test_agent_off_never_starts_one(self):
         self.write_agent_config(extra_broker="agent = off")
         self.signed_in()
