@@ -27,7 +27,8 @@ Options:
                the loss of every item. AT `search`: they are gone before the search answers (the
                caller's next call on them, libsecret's property load of each item, finds no
                object); AT `secret`: they go at the first GetSecret/GetSecrets, which then fails
-               with NoSuchObject.
+               with NoSuchObject; AT `create`: they go, the new one too, as the first CreateItem
+               answers (libsecret's property load of the created item finds no object).
 
 Secrets are never printed. Object paths follow gnome-keyring's: /org/freedesktop/secrets,
 /org/freedesktop/secrets/collection/login, .../login/N, /org/freedesktop/secrets/session/N.
@@ -74,7 +75,7 @@ class State:
         self.mode = mode
         self.log_path = log_path
         self.counter = 0
-        self.vanish = vanish  # None, "search" or "secret"; cleared once the items are gone
+        self.vanish = vanish  # None, "search", "secret" or "create"; cleared once the items are gone
         self.searched = False
 
     def next_id(self):
@@ -242,6 +243,8 @@ class Collection(PropertiesObject):
             item.label, item.secret, item.modified = label, value, int(time.time())
         else:
             item = self.add(label, attributes, value)
+        if self.state.vanish == "create":
+            self.vanish_all()
         return dbus.ObjectPath(item.path), dbus.ObjectPath("/")
 
     @dbus.service.method(COLLECTION_IFACE, in_signature="a{ss}", out_signature="ao")
@@ -386,7 +389,7 @@ def main():
     parser.add_argument("--seed")
     parser.add_argument("--locked", action="store_true")
     parser.add_argument("--log")
-    parser.add_argument("--vanish", choices=["search", "secret"])
+    parser.add_argument("--vanish", choices=["search", "secret", "create"])
     args = parser.parse_args()
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)

@@ -79,7 +79,8 @@ class Bus:
         """The fake Secret Service (Tests/Integration/fake_secret_service.py) for failures a real
         gnome-keyring cannot show. `seed`: a JSON file of items; `locked`: the collection starts
         locked (prompts complete dismissed); `log`: a file that gets one line per method call;
-        `vanish`: `search` or `secret`, every item goes after the first search that finds some."""
+        `vanish`: `search` or `secret`, every item goes after the first search that finds some;
+        `create`, every item goes as the first CreateItem answers."""
         args = [SYSTEM_PYTHON, os.path.join(HERE, "fake_secret_service.py"), "--mode", mode]
         if seed:
             args += ["--seed", seed]

@@ -42,6 +42,20 @@ class VanishingItemTest(KeyringTestCase):
         self.check_vanished("search", "auto")
 
     @needs_fake
+    def test_an_item_gone_right_after_its_write_is_a_logout_that_stands(self):
+        """A refresh's rotated refresh token is written and deleted at once (a `logout` right
+        after the write): the call hands out the access token it got (exit 0, as had the logout
+        come a moment later), names no Secret Service failure, and nothing is written back."""
+        self.write_config(self.default_config(extra_broker="agent = off"))
+        self.bus.start_fake_secret_service("normal", seed=self.seed_refresh_tokens("RT-VANISHING-3"),
+                                           vanish="create")
+        r = self.run_broker("token", "get", "work")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.strip(), r.stderr)
+        self.assertNotIn(b"Secret Service", r.stderr)
+        self.assertEqual(self.run_broker("token", "get", "work", "--force-refresh").returncode, 3)
+
+    @needs_fake
     def test_git_get_of_a_vanished_item_is_not_signed_in(self):
         self.write_config(self.default_config(extra_broker="agent = off"))
         self.bus.start_fake_secret_service("normal", seed=self.seed_refresh_tokens("RT-VANISHING-2"),

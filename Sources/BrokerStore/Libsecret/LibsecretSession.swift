@@ -1,4 +1,5 @@
 internal import BrokerCore
+internal import BrokerWire
 internal import CBrokerShims
 internal import CLibsecret
 
@@ -37,17 +38,17 @@ final class LibsecretSession {
   /// `xdg:schema` names another schema are dropped instead.
   ///
   /// An item deleted between the service's answer and the load of its properties (a `logout`
-  /// racing this call) fails the whole libsecret search; the search is then made again, up to
-  /// `searchAttempts` times after a pause that grows from 10 to 100 ms (about 0.6 s in all: a
-  /// logout deleting many items on a loaded machine outlasted three quick attempts, and `token
-  /// get` exited 5). The same error after that is not a race but a broken item or service, and
-  /// is reported as it is.
+  /// racing this call) fails the whole libsecret search; the search is then made again, after a
+  /// pause that grows from 10 to 100 ms, for up to `searchRetryMilliseconds` (a logout deleting
+  /// items while eight refreshing processes wrote theirs, on a loaded machine, outlasted three
+  /// quick attempts and then eight, about 0.6 s: `token get` exited 5). The same error after
+  /// that is not a race but a broken item or service, and is reported as it is, long before the
+  /// store's own deadline.
   func search(_ attributes: [(String, String)]) throws(StoreError) -> [LibsecretItem] {
     let table = AttributeTable(attributes)
     var pause: UInt32 = 10_000  // µs
-    var attempts = 0
+    let retryUntil = MonotonicClock.milliseconds + Self.searchRetryMilliseconds
     while true {
-      attempts += 1
       var error: UnsafeMutablePointer<GError>?
       let list = secret_service_search_sync(
         servicePointer, nil, table.pointer, SECRET_SEARCH_ALL, deadline.cancellable, &error)
@@ -58,7 +59,7 @@ final class LibsecretSession {
         node = n.pointee.next
       }
       g_list_free(list)
-      if let e = error, attempts < Self.searchAttempts, !deadline.expired, isNoSuchObject(e) {
+      if let e = error, MonotonicClock.milliseconds < retryUntil, !deadline.expired, isNoSuchObject(e) {
         g_error_free(e)
         usleep(pause)  // this runs on the store's own thread, never on the cooperative pool
         pause = min(pause * 2, 100_000)
@@ -70,8 +71,8 @@ final class LibsecretSession {
     }
   }
 
-  /// How many times `search` runs while items vanish under it.
-  static let searchAttempts = 8
+  /// How long, in ms, `search` is made again while items vanish under it.
+  static let searchRetryMilliseconds = 3000
 
   /// Consumes `error` and returns true when it says the addressed item is gone (`isNoSuchObject`);
   /// any other error is thrown.
@@ -104,11 +105,14 @@ final class LibsecretSession {
   }
 
   /// Creates the item, replacing one with the same attributes unless `replace` is false;
-  /// `text` is stored as text/plain.
+  /// `text` is stored as text/plain. Nil when the new item was deleted before libsecret could
+  /// load it: another process deleted it right after the write (a `logout` racing it), which
+  /// stands, as for an item gone at the read-back.
+  /// - Throws: `.noCollection` when that error was the collection's being gone, not the item's.
   func create(
     in collection: LibsecretObject, attributes: [(String, String)], label: String, text: String,
     replace: Bool = true
-  ) throws(StoreError) -> LibsecretItem {
+  ) throws(StoreError) -> LibsecretItem? {
     let table = AttributeTable(attributes)
     let bytes = Array(text.utf8)
     let made = bytes.withUnsafeBufferPointer { buffer in
@@ -122,7 +126,10 @@ final class LibsecretSession {
     let item = secret_item_create_sync(
       collection.pointer(SecretCollection.self), cbroker_token_schema(), table.pointer, label, value,
       replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE, deadline.cancellable, &error)
-    try check(error)
+    if try vanished(error) {
+      guard try defaultCollection() != nil else { throw StoreError.noCollection }
+      return nil
+    }
     guard let item else { throw StoreError.backend(detail: "the Secret Service created no item") }
     return LibsecretItem(LibsecretObject(item))
   }

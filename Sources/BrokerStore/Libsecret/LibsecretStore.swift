@@ -82,9 +82,11 @@ public final class LibsecretStore: SecretStore {
       var created: LibsecretItem
       repeat {
         attempts += 1
-        created = try session.create(in: collection, attributes: key.attributes, label: label, text: secret.revealed)
         // Gone already: another process deleted it after the write (a `logout`), which stands.
-        guard let back = try session.secret(of: created) else { return }
+        guard let made = try session.create(in: collection, attributes: key.attributes, label: label, text: secret.revealed),
+          let back = try session.secret(of: made)
+        else { return }
+        created = made
         if back == Array(secret.revealed.utf8) { break }
         if attempts == 2 { throw StoreError.readBackMismatch }
       } while true
