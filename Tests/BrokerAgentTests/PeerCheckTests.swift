@@ -6,7 +6,7 @@ import Testing
 @Suite struct PeerCheckTests {
   @Test func socketpairPeerIsThisProcess() throws {
     var fds: [Int32] = [-1, -1]
-    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
     defer { fds.forEach { _ = close($0) } }
     let peer = try #require(PeerCheck.peer(of: fds[0]))
     #expect(peer.uid == getuid())

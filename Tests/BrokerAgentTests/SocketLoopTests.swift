@@ -67,7 +67,7 @@ import Testing
   /// A full socket: `send` reports how far it got, and the rest goes out once the peer reads.
   @Test func sendStopsAtAFullSocketAndResumes() throws {
     var fds: [Int32] = [-1, -1]
-    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
+    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
     defer { close(fds[0]); close(fds[1]) }
     var small: Int32 = 4096
     setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
@@ -101,7 +101,7 @@ import Testing
   /// A peer that has gone away: the reply is dropped (`.done`), no SIGPIPE.
   @Test func sendToAGonePeerIsDone() throws {
     var fds: [Int32] = [-1, -1]
-    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0)
+    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
     defer { close(fds[0]) }
     close(fds[1])
     guard case .done = SocketLoop.send(fds[0], Array("exit=0\n".utf8), from: 0) else {
@@ -156,7 +156,7 @@ import Testing
       idleMilliseconds: 60_000, writeMilliseconds: 30_000, log: { _ in })
     try loop.start()
     var fds: [Int32] = [-1, -1]
-    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+    #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
     defer { close(fds[1]) }
     _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
     var small: Int32 = 4096

@@ -145,7 +145,7 @@ import Testing
 
   /// A listening socket on [::1] (kernel-chosen port), or nil without IPv6 loopback.
   static func holdIPv6Loopback() -> (Int32, Int)? {
-    let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return nil }
     var address = sockaddr_in6()
     address.sin6_family = sa_family_t(AF_INET6)

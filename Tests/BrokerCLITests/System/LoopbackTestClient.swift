@@ -5,7 +5,7 @@ import Glibc
 enum LoopbackTestClient {
   /// Connects to `host` (`127.0.0.1` or `::1`) on `port`; nil when refused.
   static func connect(port: Int, ipv6: Bool = false) -> Int32? {
-    let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return nil }
     var timeout = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -7,6 +7,7 @@ import Testing
   @Test func returnsTheFirstAcceptedLine() async throws {
     var fds: [Int32] = [-1, -1]
     #expect(pipe(&fds) == 0)
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }  // no child another test spawns holds an end
     defer { close(fds[0]) }
     let lines = try TerminalLines(fd: fds[0])
     let text = "  \nnot this\r\n  http://localhost:1/?code=A  \nlater\n"
@@ -19,6 +20,7 @@ import Testing
   @Test func stopEndsTheWaitEvenAfterEndOfInput() async throws {
     var fds: [Int32] = [-1, -1]
     #expect(pipe(&fds) == 0)
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }  // no child another test spawns holds an end
     defer { close(fds[0]) }
     close(fds[1])
     let lines = try TerminalLines(fd: fds[0])
