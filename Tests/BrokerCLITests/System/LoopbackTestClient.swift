@@ -30,6 +30,18 @@ enum LoopbackTestClient {
     return fd
   }
 
+  /// Whether nothing listens on `port` any more, waiting up to 2 s for it: a child another test
+  /// is spawning holds a copy of a closed listener until its exec closes it (close-on-exec), and
+  /// meanwhile a connect still lands in that listener's queue.
+  static func nothingListens(port: Int, ipv6: Bool = false) -> Bool {
+    for _ in 0..<100 {
+      guard let fd = connect(port: port, ipv6: ipv6) else { return true }
+      close(fd)
+      usleep(20_000)
+    }
+    return false
+  }
+
   /// Sends `raw` and reads the whole response (the listener closes after answering).
   /// - Returns: (status, body) or nil when nothing listens.
   static func exchange(port: Int, raw: String, ipv6: Bool = false) -> (status: Int, text: String)? {
