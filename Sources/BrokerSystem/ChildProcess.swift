@@ -39,23 +39,24 @@ public final class ChildProcess: Sendable {
     self.relay = relay
   }
 
-  /// Starts `argv[0]` (searched in the child's `PATH` when it has no `/`, as execvp does).
+  /// Starts `argv[0]` (searched in `path`, the child's `PATH`, when it has no `/`, as execvp
+  /// does) with `argv` and `environment` (`NAME=value` entries) exactly as given, bytes.
   /// - Throws: `ChildStartError` (127 not found, 126 not runnable).
-  public static func start(_ argv: [String], environment: [String: String]) throws(ChildStartError) -> ChildProcess {
-    let name = argv[0]
+  public static func start(_ argv: [[UInt8]], environment: [[UInt8]], path: String) throws(ChildStartError) -> ChildProcess {
+    let program = argv[0]
+    let name = String(decoding: program, as: UTF8.self)
     var fds: [Int32] = [-1, -1]
     guard cbroker_pipe_cloexec_nonblock(&fds) == 0 else {
       throw ChildStartError(status: 126, message: "'\(name)': \(String(cString: strerror(errno)))")
     }
     // Handlers before the child exists, so neither its exit nor a signal can be missed.
     _ = relayed.withUnsafeBufferPointer { cbroker_relay_signals(fds[1], $0.baseAddress, Int32($0.count)) }
-    let envp = environment.map { "\($0.key)=\($0.value)" }
     var denied: Int32?
-    for candidate in candidates(name, path: environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin") {
-      switch spawn(candidate, argv: argv, envp: envp) {
+    for candidate in candidates(program, path: path) {
+      switch spawn(candidate, argv: argv, envp: environment) {
       case .success(let pid): return ChildProcess(pid: pid, relay: (fds[0], fds[1]))
       case .failure(let e) where e.code == ENOENT || e.code == ENOTDIR: continue
-      case .failure(let e) where e.code == EACCES && !name.contains("/"):
+      case .failure(let e) where e.code == EACCES && !program.contains(UInt8(ascii: "/")):
         denied = e.code
         continue
       case .failure(let e): try fail(fds, 126, "'\(name)': \(String(cString: strerror(e.code)))")
@@ -72,22 +73,33 @@ public final class ChildProcess: Sendable {
     throw ChildStartError(status: status, message: message)
   }
 
-  private static func candidates(_ name: String, path: String) -> [String] {
-    if name.contains("/") { return [name] }
-    return path.split(separator: ":", omittingEmptySubsequences: false).map { ($0.isEmpty ? "." : String($0)) + "/" + name }
+  private static func candidates(_ program: [UInt8], path: String) -> [[UInt8]] {
+    if program.contains(UInt8(ascii: "/")) { return [program] }
+    return path.split(separator: ":", omittingEmptySubsequences: false).map {
+      Array(($0.isEmpty ? "." : String($0)).utf8) + [UInt8(ascii: "/")] + program
+    }
   }
 
-  private static func spawn(_ executable: String, argv: [String], envp: [String]) -> Result<pid_t, SpawnErrno> {
+  /// A malloc'd NUL-terminated copy of `bytes` (freed by the caller).
+  private static func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> {
+    let p = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+    bytes.withUnsafeBytes { UnsafeMutableRawPointer(p).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+    p[bytes.count] = 0
+    return p
+  }
+
+  private static func spawn(_ executable: [UInt8], argv: [[UInt8]], envp: [[UInt8]]) -> Result<pid_t, SpawnErrno> {
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
     let defaults = relayed + [SIGPIPE]
     _ = defaults.withUnsafeBufferPointer { cbroker_spawn_default_signals(&attributes, $0.baseAddress, Int32($0.count), 0) }
-    var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-    var cEnv: [UnsafeMutablePointer<CChar>?] = envp.map { strdup($0) } + [nil]
-    defer { for p in cArgs + cEnv { free(p) } }
+    var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map(cString) + [nil]
+    var cEnv: [UnsafeMutablePointer<CChar>?] = envp.map(cString) + [nil]
+    let file = cString(executable)
+    defer { for p in cArgs + cEnv + [file] { p?.deallocate() } }
     var pid = pid_t()
-    let rc = posix_spawn(&pid, executable, nil, &attributes, &cArgs, &cEnv)
+    let rc = posix_spawn(&pid, file, nil, &attributes, &cArgs, &cEnv)
     return rc == 0 ? .success(pid) : .failure(SpawnErrno(code: rc))
   }
 

@@ -19,7 +19,7 @@ struct ExecCommandTests {
         throw SystemError.listener(what: "the SDK credential endpoint failed (Bad file descriptor)", remedy: "run the command again")
       }, stop: {})
     let status = try await ExecCommand.serve(
-      [failing], command: ["sh", "-c", "exit 7"], environment: ["PATH": "/usr/bin:/bin"],
+      [failing], command: ["sh", "-c", "exit 7"], environment: [Array("PATH=/usr/bin:/bin".utf8)],
       runtime: Runtime(context: context, globals: GlobalOptions()))
     #expect(status == 7)
     #expect(stderr.withLock { $0 } == "tokenbroker: the SDK credential endpoint failed (Bad file descriptor); run the command again\n")

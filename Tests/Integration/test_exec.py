@@ -84,6 +84,17 @@ class ExecProcessTest(ExecTestCase):
         self.assertNotEqual(again["IDENTITY_HEADER"], seen["IDENTITY_HEADER"])
         self.assertNotIn("GCE_METADATA_HOST", again)
 
+    def test_arguments_and_environment_reach_command_byte_for_byte(self):
+        """As env(1) does: bytes that are not UTF-8, in COMMAND's arguments and in a variable,
+        reach COMMAND unchanged (they came out as U+FFFD), through the front and the core."""
+        self.write_config(self.default_config())
+        env = {k.encode(): v.encode() for k, v in self.env().items()}
+        env[b"TB_LATIN1"] = b"caf\xe9"
+        script = 'printf "%s|%s" "$1" "$TB_LATIN1"'
+        r = subprocess.run([TOKENBROKER, "exec", "work", "--", "sh", "-c", script, "sh", b"\xff\xfe x"],
+                           env=env, capture_output=True, timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (0, b"\xff\xfe x|caf\xe9"), r.stderr)
+
     def test_death_by_signal_command_not_found_and_not_runnable(self):
         self.assertEqual(self.sh("kill -KILL $$").returncode, 128 + 9)
         self.assertEqual(self.sh("kill -USR1 $$").returncode, 128 + signal.SIGUSR1)

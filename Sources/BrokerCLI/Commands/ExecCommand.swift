@@ -46,8 +46,8 @@ enum ExecCommand {
     ) { message in
       if reported.withLock({ $0.insert(message).inserted }) { context.say(message) }
     }
-    var environment = context.environment
-    for name in removed { environment[name] = nil }
+    // What exec sets in COMMAND's environment (in this order), over what it removes.
+    var added: [(String, String)] = []
     var servers: [(server: EndpointServer, name: String, handler: @Sendable (LoopbackRequest) async -> EndpointReply)] = []
     if let azure {
       let secret = Secret(RandomValue.base64URL(octets: 32))
@@ -55,8 +55,8 @@ enum ExecCommand {
         await tokens.token(account: azure, scopes: [scope])
       }
       let server = try EndpointServer()
-      environment["IDENTITY_ENDPOINT"] = "http://127.0.0.1:\(server.port)\(AppServiceEndpoint.path)"
-      environment["IDENTITY_HEADER"] = secret.revealed
+      added.append(("IDENTITY_ENDPOINT", "http://127.0.0.1:\(server.port)\(AppServiceEndpoint.path)"))
+      added.append(("IDENTITY_HEADER", secret.revealed))
       servers.append((server, "Azure managed identity", protocolLogic.answer))
     }
     if let google {
@@ -66,9 +66,9 @@ enum ExecCommand {
         email: { await tokens.identity(account: name) }, now: { SystemTime().now })
       let server = try EndpointServer()
       for variable in ["GCE_METADATA_HOST", "GCE_METADATA_IP", "GCE_METADATA_ROOT"] {
-        environment[variable] = "127.0.0.1:\(server.port)"
+        added.append((variable, "127.0.0.1:\(server.port)"))
       }
-      if let project = google.project { environment["GOOGLE_CLOUD_PROJECT"] = project }
+      if let project = google.project { added.append(("GOOGLE_CLOUD_PROJECT", project)) }
       servers.append((server, "Google metadata", protocolLogic.answer))
     }
     let verbose = runtime.globals.verbose
@@ -88,13 +88,15 @@ enum ExecCommand {
           }
         }, stop: server.stop)
     }
+    let environment = ExecChild.environment(
+      raw: context.rawEnvironment, environment: context.environment, removed: removed, added: added)
     return try await serve(endpoints, command: command, environment: environment, runtime: runtime)
   }
 
   /// Serves the endpoints while COMMAND runs; closes them when it ends. An endpoint that fails
   /// meanwhile is named on stderr at once (`tokenbroker: what failed; what to do`); COMMAND runs on.
   static func serve(
-    _ endpoints: [Endpoint], command: [String], environment: [String: String], runtime: Runtime
+    _ endpoints: [Endpoint], command: [String], environment: [[UInt8]], runtime: Runtime
   ) async throws -> Int32 {
     let context = runtime.context
     return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -110,7 +112,9 @@ enum ExecCommand {
       defer { for e in endpoints { e.stop() } }
       let child: ChildProcess
       do {
-        child = try ChildProcess.start(command, environment: environment)
+        child = try ChildProcess.start(
+          ExecChild.arguments(command, raw: context.rawArguments), environment: environment,
+          path: context.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin")
       } catch let error as ChildStartError {
         context.say("\(error.message); check the COMMAND after '--'")
         return error.status
