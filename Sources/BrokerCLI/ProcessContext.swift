@@ -13,11 +13,10 @@ public struct ProcessContext: Sendable {
   public var writeError: @Sendable (String) -> Void
   /// True when standard input and standard error are terminals (only `login` may then prompt).
   public var isInteractive: Bool
-  /// The kernel's argv and environment entries (`NAME=value`), byte for byte, in the live
-  /// process: `exec` hands them to COMMAND as they came (`environment` and the parsed arguments
-  /// are decoded, every byte that is not UTF-8 replaced). Nil elsewhere (tests, the agent).
-  public var rawArguments: [[UInt8]]? = nil
-  public var rawEnvironment: [[UInt8]]? = nil
+  /// This is the running process (`live`): its argv and `environ` are the command's, so `exec`
+  /// may hand their bytes to COMMAND as they came (`environment` and the parsed arguments are
+  /// decoded, every byte that is not UTF-8 replaced). False in tests and in the agent.
+  public var isLive = false
   /// What the agent gives a command it runs; nil in every other process (tokenbroker-core, exec).
   var agent: AgentSide? = nil
 
@@ -37,10 +36,8 @@ public struct ProcessContext: Sendable {
   /// The running process.
   public static var live: ProcessContext {
     var env: [String: String] = [:]
-    var rawEnvironment: [[UInt8]] = []
     var p = environ
     while let entry = p.pointee {
-      rawEnvironment.append(Array(UnsafeRawBufferPointer(start: entry, count: strlen(entry))))
       let s = String(cString: entry)
       if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
       p += 1
@@ -49,10 +46,7 @@ public struct ProcessContext: Sendable {
       environment: env, uid: getuid(), readInput: { readAll(fd: 0, limit: $0) },
       writeOutput: { writeAll(fd: 1, $0) }, writeError: { writeAll(fd: 2, $0) },
       isInteractive: isatty(0) == 1 && isatty(2) == 1)
-    context.rawEnvironment = rawEnvironment
-    context.rawArguments = (0..<Int(CommandLine.argc)).compactMap { i in
-      CommandLine.unsafeArgv[i].map { Array(UnsafeRawBufferPointer(start: $0, count: strlen($0))) }
-    }
+    context.isLive = true
     return context
   }
 

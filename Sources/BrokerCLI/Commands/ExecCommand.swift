@@ -89,7 +89,7 @@ enum ExecCommand {
         }, stop: server.stop)
     }
     let environment = ExecChild.environment(
-      raw: context.rawEnvironment, environment: context.environment, removed: removed, added: added)
+      raw: context.isLive ? ExecChild.processEnvironment : nil, environment: context.environment, removed: removed, added: added)
     return try await serve(endpoints, command: command, environment: environment, runtime: runtime)
   }
 
@@ -113,7 +113,7 @@ enum ExecCommand {
       let child: ChildProcess
       do {
         child = try ChildProcess.start(
-          ExecChild.arguments(command, raw: context.rawArguments), environment: environment,
+          ExecChild.arguments(command, raw: context.isLive ? ExecChild.processArguments : nil), environment: environment,
           path: context.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin")
       } catch let error as ChildStartError {
         context.say("\(error.message); check the COMMAND after '--'")
