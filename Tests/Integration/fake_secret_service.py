@@ -28,7 +28,8 @@ Options:
                caller's next call on them, libsecret's property load of each item, finds no
                object); AT `secret`: they go at the first GetSecret/GetSecrets, which then fails
                with NoSuchObject; AT `create`: they go, the new one too, as the first CreateItem
-               answers (libsecret's property load of the created item finds no object).
+               answers (libsecret's property load of the created item finds no object); AT
+               `create-fails`: CreateItem itself fails with NoSuchObject and stores nothing.
 
 Secrets are never printed. Object paths follow gnome-keyring's: /org/freedesktop/secrets,
 /org/freedesktop/secrets/collection/login, .../login/N, /org/freedesktop/secrets/session/N.
@@ -234,6 +235,8 @@ class Collection(PropertiesObject):
         self.state.log("Collection.CreateItem", self.path_name())
         if self.locked:
             raise locked_error()
+        if self.state.vanish == "create-fails":
+            raise no_such_object(self.path_name())
         label = str(properties.get(ITEM_IFACE + ".Label", ""))
         attributes = {str(k): str(v) for k, v in properties.get(ITEM_IFACE + ".Attributes", {}).items()}
         value = bytes(secret[2])
@@ -389,7 +392,7 @@ def main():
     parser.add_argument("--seed")
     parser.add_argument("--locked", action="store_true")
     parser.add_argument("--log")
-    parser.add_argument("--vanish", choices=["search", "secret", "create"])
+    parser.add_argument("--vanish", choices=["search", "secret", "create", "create-fails"])
     args = parser.parse_args()
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)

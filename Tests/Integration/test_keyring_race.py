@@ -56,6 +56,18 @@ class VanishingItemTest(KeyringTestCase):
         self.assertEqual(self.run_broker("token", "get", "work", "--force-refresh").returncode, 3)
 
     @needs_fake
+    def test_a_create_item_that_fails_is_no_logout(self):
+        """CreateItem itself failing with NoSuchObject is the keyring's failure, not an item
+        deleted at once: the call fails (exit 5, the Secret Service named), it never reports a
+        rotated refresh token stored that was not."""
+        self.write_config(self.default_config(extra_broker="agent = off"))
+        self.bus.start_fake_secret_service("normal", seed=self.seed_refresh_tokens("RT-VANISHING-4"),
+                                           vanish="create-fails")
+        r = self.run_broker("token", "get", "work")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn(b"Secret Service", r.stderr)
+
+    @needs_fake
     def test_git_get_of_a_vanished_item_is_not_signed_in(self):
         self.write_config(self.default_config(extra_broker="agent = off"))
         self.bus.start_fake_secret_service("normal", seed=self.seed_refresh_tokens("RT-VANISHING-2"),

@@ -48,3 +48,15 @@ func isNoSuchObject(_ error: UnsafeMutablePointer<GError>) -> Bool {
   guard domain == g_dbus_error_quark() else { return false }
   return code == Int32(G_DBUS_ERROR_UNKNOWN_METHOD.rawValue) || code == Int32(G_DBUS_ERROR_UNKNOWN_OBJECT.rawValue)
 }
+
+/// True when `error` (not consumed) is libsecret's own "No such secret item at path: …" (a
+/// `G_DBUS_ERROR_UNKNOWN_METHOD` raised when a new item proxy's properties cannot load), which
+/// after `CreateItem` answered means the item was deleted at once, not that CreateItem failed
+/// (that comes as the service's `NoSuchObject`, `UnknownObject` or an `UnknownMethod` of its own
+/// wording). libsecret's messages are untranslated here: no tokenbroker process sets a locale.
+func isCreatedItemGone(_ error: UnsafeMutablePointer<GError>) -> Bool {
+  guard error.pointee.domain == g_dbus_error_quark(), error.pointee.code == Int32(G_DBUS_ERROR_UNKNOWN_METHOD.rawValue),
+    let message = error.pointee.message
+  else { return false }
+  return String(cString: message).hasPrefix("No such secret item at path: ")
+}

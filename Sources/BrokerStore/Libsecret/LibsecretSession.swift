@@ -108,7 +108,6 @@ final class LibsecretSession {
   /// `text` is stored as text/plain. Nil when the new item was deleted before libsecret could
   /// load it: another process deleted it right after the write (a `logout` racing it), which
   /// stands, as for an item gone at the read-back.
-  /// - Throws: `.noCollection` when that error was the collection's being gone, not the item's.
   func create(
     in collection: LibsecretObject, attributes: [(String, String)], label: String, text: String,
     replace: Bool = true
@@ -126,10 +125,14 @@ final class LibsecretSession {
     let item = secret_item_create_sync(
       collection.pointer(SecretCollection.self), cbroker_token_schema(), table.pointer, label, value,
       replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE, deadline.cancellable, &error)
-    if try vanished(error) {
-      guard try defaultCollection() != nil else { throw StoreError.noCollection }
+    // Only libsecret's own load of the new item's properties failing counts as "deleted at
+    // once"; an error of CreateItem itself (a collection gone or replaced, a service without the
+    // method) is the keyring's failure, and is thrown: the value was not stored.
+    if let e = error, !deadline.expired, isCreatedItemGone(e) {
+      g_error_free(e)
       return nil
     }
+    try check(error)
     guard let item else { throw StoreError.backend(detail: "the Secret Service created no item") }
     return LibsecretItem(LibsecretObject(item))
   }
