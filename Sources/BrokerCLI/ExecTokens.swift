@@ -15,11 +15,14 @@ import Synchronization
 /// never while it serves them all; after the agent declined once (or none answered), every later
 /// call goes straight to the local path, for the life of the exec.
 final class ExecTokens: Sendable {
-  /// How to reach the agent: its socket, the explicit config (absolute, or ""), the D-Bus address.
+  /// How to reach the agent: its socket, the explicit config (absolute, or ""), the D-Bus address,
+  /// and this process's environment, of which a request carries what the front's would
+  /// (`AgentProtocol.carriedEnvironment`: the agent declines a caller of another HOME or XDG_*).
   struct AgentLink: Sendable {
     var socket: String
     var config: String
     var bus: String
+    var environment: [String: String] = [:]
   }
 
   /// Sends one request to the agent: its reply, or nil when none answers (`AgentCall.send`).
@@ -96,15 +99,18 @@ final class ExecTokens: Sendable {
   }
 
   /// The agent's answer, or nil when no agent serves the call (then this process fetches). A
-  /// decline (`agent = off`, another config or D-Bus session), no agent or no answer is kept: no
-  /// later call asks again.
+  /// decline (`agent = off`, another config, HOME or D-Bus session) is kept: no later call asks
+  /// again. No agent or no answer is not: the next call asks again (an agent restarted meanwhile
+  /// serves it, with the shared cache's single-flight refresh).
   private func viaAgent(account: String, scopes: [String]?) async -> Result<EndpointToken, EndpointFailure>? {
     guard let agent, !agentDeclined.withLock({ $0 }) else { return nil }
     var arguments = ["token", "get", account, "--format", "json"]
     for s in scopes ?? [] { arguments += ["--scope", s] }
     let request = AgentRequest.run(
-      name: "tokenbroker", arguments: arguments, config: agent.link.config, input: [], bus: agent.link.bus)
-    guard let reply = await agent.ask(request), reply.exit != AgentProtocol.notServed else {
+      name: "tokenbroker", arguments: arguments, config: agent.link.config, input: [], bus: agent.link.bus,
+      environment: agent.link.environment)
+    guard let reply = await agent.ask(request) else { return nil }
+    guard reply.exit != AgentProtocol.notServed else {
       agentDeclined.withLock { $0 = true }
       return nil
     }

@@ -15,6 +15,7 @@ import Testing
   /// Counts the agent requests and the token service builds; the agent answers with `reply`.
   final class Counts: Sendable {
     let asked = Mutex(0)
+    let requests = Mutex<[AgentRequest]>([])
     let built = Mutex(0)
     let reply: AgentReply?
     init(reply: AgentReply?) { self.reply = reply }
@@ -34,9 +35,10 @@ import Testing
         counts.built.withLock { $0 += 1 }
         return try service()
       },
-      agent: ExecTokens.AgentLink(socket: "/nonexistent", config: "", bus: ""),
-      ask: { _ in
+      agent: ExecTokens.AgentLink(socket: "/nonexistent", config: "", bus: "", environment: ["HOME": "/home/x", "SECRETLESS": "no"]),
+      ask: { request in
         counts.asked.withLock { $0 += 1 }
+        counts.requests.withLock { $0.append(request) }
         return counts.reply
       }, report: { _ in })
   }
@@ -52,9 +54,11 @@ import Testing
     }
     #expect(counts.asked.withLock { $0 } == 3)
     #expect(counts.built.withLock { $0 } == 0)
+    // As the front's: HOME travels (the agent declines another HOME), other variables do not.
+    #expect(counts.requests.withLock { $0.map(\.environment) } == Array(repeating: ["HOME": "/home/x"], count: 3))
   }
 
-  @Test func aDeclineOrNoAnswerIsKeptAndTheServiceBuiltOnce() async throws {
+  @Test func aDeclineIsKeptNoAnswerIsNotAndTheServiceIsBuiltOnce() async throws {
     let (config, h) = try Self.config()
     for reply in [AgentReply.notServed, nil] {
       let counts = Counts(reply: reply)
@@ -75,7 +79,8 @@ import Testing
         #expect(f.kind == .signInRequired)
         #expect(f.message.contains("tokenbroker login work"))
       }
-      #expect(counts.asked.withLock { $0 } == 1, "asked the agent again after \(String(describing: reply))")
+      // A decline stands for the exec; no answer (no agent, one restarting) is asked again.
+      #expect(counts.asked.withLock { $0 } == (reply == nil ? 3 : 1), "after \(String(describing: reply))")
       #expect(counts.built.withLock { $0 } == 1)
     }
   }

@@ -71,7 +71,7 @@ enum ExecCommand {
       if let project = google.project { added.append(("GOOGLE_CLOUD_PROJECT", project)) }
       servers.append((server, "Google metadata", protocolLogic.answer))
     }
-    let verbose = runtime.globals.verbose
+    let verbose = runtime.diagnostics.isOn  // --verbose or TOKENBROKER_VERBOSE=1
     let endpoints = servers.map { server, name, answer in
       runtime.verbose("exec: the \(name) endpoint listens on 127.0.0.1:\(server.port)")
       // With --verbose: method, path (no query) and status of each request, never a header or a token.
@@ -130,6 +130,7 @@ enum ExecCommand {
   private static func agentLink(_ runtime: Runtime) throws -> ExecTokens.AgentLink? {
     guard try runtime.config().settings.agent == .auto else { return nil }
     return ExecTokens.AgentLink(
-      socket: runtime.paths.agentSocket, config: AgentCommand.explicitConfig(runtime), bus: runtime.context.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "")
+      socket: runtime.paths.agentSocket, config: AgentCommand.explicitConfig(runtime),
+      bus: runtime.context.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "", environment: runtime.context.environment)
   }
 }
