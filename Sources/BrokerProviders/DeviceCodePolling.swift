@@ -10,6 +10,9 @@ enum PollOutcome: Sendable {
   case slowDown(serverInterval: Int?)
   /// 5xx, 429, timeouts, connection failures: ask again later, never sooner than `interval`.
   case transient(what: String, remedy: String, retryAfter: Double?)
+  /// An answer that is not the OAuth server's (a proxy's page, a redirect): asked again like a
+  /// transient failure, but `strayLimit` in a row end the sign-in (X06).
+  case stray(status: Int, error: ProviderError)
 }
 
 /// The RFC 8628 §3.4–3.5 polling loop, shared by every provider's device flow.
@@ -26,15 +29,21 @@ struct DeviceCodePolling: Sendable {
   static let slowDownStep = 5.0
   /// Transient failures double the gap up to this many seconds.
   static let transientCap = 60.0
+  /// This many stray answers in a row (a wrong `token-endpoint` answering 404 pages) end the
+  /// sign-in; fewer are taken as a proxy's passing trouble (git-credential-oauth#114).
+  static let strayLimit = 3
 
   /// Polls until `poll` grants, throws, or the deadline passes.
   /// - Parameters:
   ///   - timeout: seconds from now (`login-timeout`).
   ///   - host: the token endpoint's host, for messages.
-  /// - Throws: what `poll` throws; at the deadline `ProviderError.deviceCodeExpired` (the code's
-  ///   life ended first), `.loginTimedOut`, or `.unavailable` when the last poll failed transiently.
+  ///   - endpoint: the token endpoint's URL, named (without its query) when `strayLimit` stray
+  ///     answers in a row end the sign-in.
+  /// - Throws: what `poll` throws; `ProviderError.loginFailed` (exit 6) after `strayLimit` stray
+  ///   answers in a row; at the deadline `.deviceCodeExpired` (the code's life ended first),
+  ///   `.loginTimedOut`, or `.unavailable` when the last poll failed transiently or strayed.
   func run(
-    _ authorization: DeviceAuthorization, timeout: Int, host: String,
+    _ authorization: DeviceAuthorization, timeout: Int, host: String, endpoint: String = "",
     poll: @Sendable () async throws -> PollOutcome
   ) async throws -> TokenGrant {
     let expiry = authorization.issuedAt + Int64(authorization.expiresIn)
@@ -42,6 +51,7 @@ struct DeviceCodePolling: Sendable {
     let deadline = min(expiry, timeoutAt)
     var interval = Double(max(1, authorization.interval))
     var lastFailure: (what: String, remedy: String)?
+    var strays = 0
 
     func deadlineError() -> ProviderError {
       if let lastFailure {
@@ -54,11 +64,23 @@ struct DeviceCodePolling: Sendable {
       try Task.checkCancellation()
       if time.now >= deadline { throw deadlineError() }
       var gap: Double
-      switch try await poll() {
+      let outcome = try await poll()
+      if case .stray = outcome {} else { strays = 0 }
+      switch outcome {
       case .granted(let grant):
         return grant
       case .pending:
         lastFailure = nil
+        gap = interval
+      case .stray(let status, _):
+        strays += 1
+        if strays >= Self.strayLimit {
+          throw ProviderError.loginFailed(
+            account: account,
+            reason: "the token endpoint \(Self.shown(endpoint, host: host)) answered HTTP \(status) without OAuth JSON "
+              + "\(strays) times in a row; check token-endpoint and the proxy settings")
+        }
+        lastFailure = ("HTTP \(status) without OAuth JSON", "a proxy or portal may be intercepting, check the proxy settings")
         gap = interval
       case .slowDown(let serverInterval):
         lastFailure = nil
@@ -76,6 +98,13 @@ struct DeviceCodePolling: Sendable {
       }
       try await time.sleep(seconds: gap)
     }
+  }
+
+  /// `endpoint` as `scheme://authority/path` (no query), else `host`.
+  static func shown(_ endpoint: String, host: String) -> String {
+    guard let url = EndpointURL(endpoint) else { return host }
+    let path = url.path.prefix { $0 != "?" && $0 != "#" }
+    return String("\(url.scheme)://\(url.authority)\(path)".prefix(200))
   }
 
   /// Maps the RFC 8628 §3.5 error codes (and Microsoft's `authorization_declined`); nil for any

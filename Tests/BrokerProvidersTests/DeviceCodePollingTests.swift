@@ -123,6 +123,38 @@ import Testing
     #expect(transport.requests.count == 5)
   }
 
+  /// X06 (git-credential-oauth#114): a proxy's 200 or 404 page between pending answers does not
+  /// end the sign-in; the count starts again after an OAuth answer.
+  @Test func test_X06_strayPagesBetweenPendingAnswersDoNotAbort() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([
+      .text("<html>portal</html>", status: 200), .text("<html>Not Found</html>", status: 404),
+      Fixtures.oauthError("authorization_pending"),
+      .text("<html>Not Found</html>", status: 404), .text("<html>Not Found</html>", status: 404),
+      Fixtures.tokenReply(),
+    ])
+    _ = try await Fixtures.provider(transport, time)
+      .pollDeviceAuthorization(authorization(expiresIn: 900), scopes: scopes, timeout: 300)
+    #expect(transport.requests.count == 6)
+  }
+
+  /// X06: three stray answers in a row (a wrong token-endpoint) end the sign-in: exit 6's error,
+  /// naming the endpoint's URL and the status.
+  @Test func test_X06_threeStrayAnswersInARowEndTheSignIn() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport { _, _ in
+      HTTPResponse(status: 404, headers: [HTTPHeader("Content-Type", "text/html")], body: Array("<html>404</html>".utf8))
+    }
+    let error = await #expect(throws: ProviderError.self) {
+      try await Fixtures.provider(transport, time)
+        .pollDeviceAuthorization(authorization(expiresIn: 900), scopes: scopes, timeout: 300)
+    }
+    guard case .loginFailed(_, let reason) = error else { Issue.record("got \(String(describing: error))"); return }
+    #expect(reason.contains("HTTP 404") && reason.contains("3 times in a row") && reason.contains("token-endpoint"))
+    #expect(reason.contains("https://login.microsoftonline.com/"))
+    #expect(transport.requests.count == 3)
+  }
+
   @Test func transientFailuresUntilTheDeadlineReportUnavailable() async throws {
     let time = FakeTime(now: Fixtures.start)
     let transport = FakeTransport { _, _ in throw HTTPError.cannotConnect(host: "login.microsoftonline.com") }

@@ -381,6 +381,22 @@ class FaultTest(EmulatorTest):
         with self.assertRaises(ValueError):
             self.emu.add_fault("json", endpoint="token")
 
+    def test_redirect_fault_and_json_content_type(self):
+        """X06: a redirect fault answers status + Location (never the real reply); a json fault
+        may name its Content-Type (text/plain JSON)."""
+        gw = "http://127.0.0.1:9/auD?origurl=x"
+        for status in (302, 307, 308):
+            self.emu.add_fault("redirect", endpoint="token", status=status, location=gw)
+            got, headers, text = self.client.request("/common/oauth2/v2.0/token", form={})
+            self.assertEqual((got, headers["Location"]), (status, gw))
+            self.assertIn("<html>", text)
+        self.emu.add_fault("json", endpoint="token", status=200, body={"a": 1}, content_type="text/plain")
+        got, headers, text = self.client.request("/common/oauth2/v2.0/token", form={})
+        self.assertEqual((got, headers["Content-Type"], json.loads(text)), (200, "text/plain", {"a": 1}))
+        self.assertEqual([r["fault"] for r in self.emu.requests(endpoint="token")], ["redirect"] * 3 + ["json"])
+        with self.assertRaises(ValueError):
+            self.emu.add_fault("redirect", endpoint="token")
+
     def test_grant_type_filter(self):
         self.emu.add_fault("status", endpoint="token", grant_type="refresh_token")
         dc = self.client.device_code()

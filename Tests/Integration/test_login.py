@@ -212,6 +212,35 @@ class DeviceCodeLoginTest(FlowTestCase):
         self.assertNotIn(t.stdout.strip().decode(), before.values())
         self.assert_no_secret_leak(r, mail)
 
+    def test_X06_html_5xx_while_polling_does_not_abort_the_login(self):
+        """X06 step 4: `authorization_pending`, then a 502 and a 503 HTML page, then the
+        approval: `login` exits 0 (a passing proxy page does not end the sign-in)."""
+        grant = "urn:ietf:params:oauth:grant-type:device_code"
+        self.emu.add_fault("json", "token", grant_type=grant, status=400, body={"error": "authorization_pending"})
+        self.emu.add_fault("html", "token", grant_type=grant, status=502)
+        self.emu.add_fault("html", "token", grant_type=grant, status=503)
+        r = self.login_and_approve(timeout=90)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        polls = self.emu.requests(grant_type=grant)
+        self.assertEqual([p["fault"] for p in polls], ["json", "html", "html", None])
+        self.assertIsNotNone(self.stored_refresh_token())
+
+    def test_X06_three_404_pages_in_a_row_end_the_login(self):
+        """X06 step 4: three 404 HTML answers in a row (a wrong token-endpoint): exit 6 naming
+        the token endpoint's URL and the status; nothing stored."""
+        grant = "urn:ietf:params:oauth:grant-type:device_code"
+        self.emu.add_fault("html", "token", grant_type=grant, status=404, count=3)
+        p = self.start_login()
+        self.wait_for_device_code()
+        r = self.finish(p, timeout=90)
+        self.assertEqual(r.returncode, 6, r.stderr)
+        url = self.emu.base_url + self.emu.requests(grant_type=grant)[0]["path"]
+        self.assertIn(b"HTTP 404", r.stderr)
+        self.assertIn(url.encode(), r.stderr)
+        self.assertIn(b"3 times in a row", r.stderr)
+        self.assertEqual(len(self.emu.requests(grant_type=grant)), 3)
+        self.assertEqual(self.items_of_kind("refresh-token"), [])
+
     def test_verbose_login_shows_no_secret(self):
         """B29: `--verbose` adds diagnostics, never a device code, access or refresh token."""
         r = self.login_and_approve("work", "--verbose")

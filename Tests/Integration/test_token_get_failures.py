@@ -6,6 +6,8 @@ Bug cases (reference/bug-cases.md): B12 (terminal invalid_grant: exit 3 at once,
 B29 (no secret in any message, also with --verbose); interface.md §6 (what is deleted when).
 Access tokens live 200 s here (< refresh-margin 300), so every `token get` refreshes.
 """
+import socket
+import threading
 import unittest
 
 from flows import GIT_GET, FlowTestCase
@@ -171,6 +173,90 @@ class RefreshFailureTest(FlowTestCase):
                 self.assertIn(b"HTTP %d" % status, r.stderr)
                 self.assertEqual(self.emu.pending_faults(), [])
         self.assertIn(b"proxy", r.stderr)  # 403 with a page: not OAuth JSON, so check the proxy
+
+    # --- X06: answers that are not the OAuth server's
+
+    def test_X06_a_200_html_page_is_a_proxy_not_a_token(self):
+        """X06 step 1: a refresh answered 200 text/html (a Zscaler-like page): exit 4 naming the
+        host, the status and the content type, once (not retried); nothing stored or deleted."""
+        host = self.emu.base_url.split("://", 1)[1].rstrip("/")
+        r = self.check_unavailable_keeps_everything(dict(kind="html", status=200), attempts=1)
+        self.assertIn(b"unexpected reply from %s (HTTP 200, text/html, not JSON)" % host.encode(), r.stderr)
+        self.assertIn(b"a proxy or portal may be intercepting", r.stderr)
+        self.assertNotIn(b"<", r.stderr)
+        self.assertEqual(self.stored_refresh_token(), self.rt)
+
+    def test_X06_redirects_on_the_token_post_are_never_followed(self):
+        """X06 step 2: 302, 307 and 308 to another loopback port (a gateway): none is followed,
+        the gateway sees no connection at all (so no refresh token), exit 4 naming the
+        redirect's host; the refresh token kept."""
+        gateway = socket.socket()
+        gateway.bind(("127.0.0.1", 0))
+        gateway.listen(8)
+        gateway.settimeout(0.2)
+        self.addCleanup(gateway.close)
+        received = []
+        stop = threading.Event()
+
+        def serve():
+            while not stop.is_set():
+                try:
+                    conn, _ = gateway.accept()
+                except OSError:
+                    continue
+                conn.settimeout(2)
+                try:
+                    received.append(conn.recv(65536))
+                except OSError:
+                    received.append(b"")
+                conn.close()
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 5)
+        self.addCleanup(stop.set)
+        gw = "127.0.0.1:%d" % gateway.getsockname()[1]
+        for status in (302, 307, 308):
+            with self.subTest(status=status):
+                location = "http://%s/auD?origurl=%s/token" % (gw, self.emu.base_url)
+                r = self.check_unavailable_keeps_everything(
+                    dict(kind="redirect", status=status, location=location))
+                self.assertIn(b"HTTP %d" % status, r.stderr)
+                self.assertIn(b"a redirect to %s, not followed" % gw.encode(), r.stderr)
+        self.assertEqual(received, [])
+        self.assertEqual(self.stored_refresh_token(), self.rt)
+
+    def test_X06_an_sso_page_on_401_or_403_names_status_and_endpoint(self):
+        """X06 step 3: 401 or 403 with an HTML single sign-on page: the status and the
+        endpoint's host named (401 as interface.md §6's bare 401: exit 3, `login` if it
+        persists; 403: exit 4, a proxy or portal), nothing deleted."""
+        host = self.emu.base_url.split("://", 1)[1].rstrip("/")
+        for status, code in ((401, 3), (403, 4)):
+            with self.subTest(status=status):
+                self.emu.add_fault("html", "token", status=status)
+                r = self.token_get(timeout=30)
+                self.assert_failed(r, code)
+                self.assertIn(b"HTTP %d" % status, r.stderr)
+                self.assertIn(host.encode(), r.stderr)
+                self.assertNotIn(b"<", r.stderr)
+                self.assertEqual(self.stored_refresh_token(), self.rt)
+                self.assert_no_secret_leak(r)
+        self.assertEqual(self.token_get(timeout=30).returncode, 0)
+
+    def test_X06_json_as_text_plain_is_accepted_and_a_200_error_is_an_error(self):
+        """X06 step 6: a token reply with `Content-Type: text/plain` is used; a 200 JSON body
+        with `error` (invalid_grant) is that error (golang/oauth2's rule)."""
+        body = {"access_token": "AT-TEXTPLAIN-1", "token_type": "Bearer", "expires_in": 3600,
+                "refresh_token": "RT-TEXTPLAIN-1"}
+        self.emu.add_fault("json", "token", status=200, body=body, content_type="text/plain; charset=utf-8")
+        r = self.token_get(timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip(), b"AT-TEXTPLAIN-1")
+        self.assertEqual(self.stored_refresh_token(), "RT-TEXTPLAIN-1")
+        self.emu.add_fault("json", "token", status=200, body={"error": "server_error"})
+        r = self.run_broker("token", "get", "work", "--force-refresh", timeout=60)
+        self.assert_failed(r, 4)
+        self.assertIn(b"server_error", r.stderr)
+        self.assertEqual(self.stored_refresh_token(), "RT-TEXTPLAIN-1")
 
     def test_invalid_json_exits_4(self):
         """A 200 reply that is not JSON: exit 4, the refresh token kept."""

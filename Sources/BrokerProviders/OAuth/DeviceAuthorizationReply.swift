@@ -15,7 +15,7 @@ enum DeviceAuthorizationReply {
   static func parse(_ body: [UInt8], now: Int64, host: String) throws(ProviderError) -> DeviceAuthorization {
     guard let b = JSONText.decode(Body.self, bytes: body), let deviceCode = b.deviceCode, !deviceCode.isEmpty,
       let userCode = b.userCode, !userCode.isEmpty, let uri = b.verificationURI ?? b.verificationURL, !uri.isEmpty
-    else { throw TokenEndpointClient.unexpectedReply(host: host, status: 200) }
+    else { throw TokenEndpointClient.incompleteReply(host: host, lacking: "device_code, user_code or verification_uri") }
     return DeviceAuthorization(
       deviceCode: Secret(deviceCode), userCode: userCode, verificationURI: uri,
       verificationURIComplete: b.verificationURIComplete,

@@ -57,7 +57,7 @@ extension TokenEndpointClient {
     let host = Self.host(of: url)
     let account = self.account
     let polling = DeviceCodePolling(account: account, time: time)
-    return try await polling.run(authorization, timeout: timeout, host: host) {
+    return try await polling.run(authorization, timeout: timeout, host: host, endpoint: url) {
       switch try await exchange(url: url, fields: fields, client: client, secrets: secrets) {
       case .reply(.success(let body)):
         return .granted(try TokenReply.grant(from: body, requested: requested, now: time.now, host: host))
@@ -66,6 +66,8 @@ extension TokenEndpointClient {
         throw onError(reply)
       case .transient(let what, let remedy, let retryAfter):
         return .transient(what: what, remedy: remedy, retryAfter: retryAfter)
+      case .stray(let status, let error):
+        return .stray(status: status, error: error)
       case .failed(let error):
         throw error
       }
@@ -87,7 +89,7 @@ extension TokenEndpointClient {
     var fields = [("token", token.revealed)]
     if let hint { fields.append(("token_type_hint", hint)) }
     let auth = client ?? ClientAuthentication.unauthenticated
-    switch try await post(url: url, fields: fields, client: auth, secrets: [token.revealed]) {
+    switch try await post(url: url, fields: fields, client: auth, secrets: [token.revealed], expectsJSON: false) {
     case .success:
       return .revoked
     case .error(let reply):

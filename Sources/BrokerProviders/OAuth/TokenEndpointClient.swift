@@ -15,8 +15,11 @@ enum EndpointExchange: Sendable {
   /// Worth another try: 5xx, 408, 429, timeouts and connection failures. `what` names the failure,
   /// `remedy` what the user can do; `retryAfter` is the server's `Retry-After` in seconds, capped.
   case transient(what: String, remedy: String, retryAfter: Double?)
-  /// Not worth another try, and not an OAuth reply (a proxy's HTML page, a TLS failure).
+  /// Not worth another try, and not an OAuth reply (a TLS failure, a bare 400/401).
   case failed(ProviderError)
+  /// An answer that is not the OAuth server's JSON (a proxy's or portal's page, a redirect, which
+  /// is never followed): `error` says so; device polling tolerates a few in a row (X06).
+  case stray(status: Int, error: ProviderError)
 }
 
 /// Form POSTs to a provider's token-style endpoints (RFC 6749 §3.2, §4.1.3; RFC 8628 §3.1; RFC
@@ -48,14 +51,14 @@ struct TokenEndpointClient: Sendable {
   ///   client's secret is added).
   /// - Throws: `ProviderError.unavailable` after the last attempt or for a reply that is not OAuth
   ///   JSON; `.refusedWithoutReason` for a 400/401 without an OAuth error body; `CancellationError`.
-  func post(url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String]) async throws
-    -> EndpointReply
-  {
+  func post(
+    url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String], expectsJSON: Bool = true
+  ) async throws -> EndpointReply {
     var attempt = 1
     while true {
-      switch try await exchange(url: url, fields: fields, client: client, secrets: secrets) {
+      switch try await exchange(url: url, fields: fields, client: client, secrets: secrets, expectsJSON: expectsJSON) {
       case .reply(let reply): return reply
-      case .failed(let error): throw error
+      case .failed(let error), .stray(_, let error): throw error
       case .transient(let what, let remedy, let retryAfter):
         guard attempt < maxAttempts else {
           let tries = maxAttempts == 1 ? "" : " after \(maxAttempts) attempts"
@@ -67,12 +70,15 @@ struct TokenEndpointClient: Sendable {
     }
   }
 
-  /// One POST, classified.
+  /// One POST, classified. A 3xx is `.stray` and never followed (the transport follows none): a
+  /// 307/308 would re-send the body, and with it a refresh token or code, to whoever redirected.
+  /// - Parameter expectsJSON: a non-empty 2xx body that is not a JSON object is `.stray` (false for
+  ///   revocation, whose 2xx body RFC 7009 §2.2 says to ignore).
   /// - Throws: `HTTPError.libraryUnavailable` (see `classify`), `CancellationError` and any error
   ///   of the transport that is not an `HTTPError`.
-  func exchange(url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String]) async throws
-    -> EndpointExchange
-  {
+  func exchange(
+    url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String], expectsJSON: Bool = true
+  ) async throws -> EndpointExchange {
     let host = Self.host(of: url)
     let (body, headers) = client.apply(to: fields)
     var request = HTTPRequest.form(url: url, fields: body, caFiles: caFiles)
@@ -85,9 +91,17 @@ struct TokenEndpointClient: Sendable {
       return try Self.classify(error, host: host)
     }
     let status = response.status
+    let contentType = response.header("Content-Type")
+    if (300..<400).contains(status) {
+      return .stray(status: status, error: Self.redirected(host: host, status: status, location: response.header("Location")))
+    }
     if (200..<300).contains(status) {
       // "Some unorthodox servers respond 200 in error case" (golang/oauth2): an `error` wins.
       if let oauth = OAuthErrorReply.parse(response.body, status: status, secrets: secrets) { return .reply(.error(oauth)) }
+      // Whatever the Content-Type says (text/plain JSON is accepted), the body decides.
+      if expectsJSON && !response.body.isEmpty && JSONText.decode(JSONObjectProbe.self, bytes: response.body) == nil {
+        return .stray(status: status, error: Self.unexpectedReply(host: host, status: status, contentType: contentType))
+      }
       return .reply(.success(response.body))
     }
     let oauth = OAuthErrorReply.parse(response.body, status: status, secrets: secrets)
@@ -100,7 +114,7 @@ struct TokenEndpointClient: Sendable {
     if status == 400 || status == 401 {
       return .failed(.refusedWithoutReason(account: account, host: host, status: status))  // interface.md §6
     }
-    return .failed(Self.unexpectedReply(host: host, status: status))
+    return .stray(status: status, error: Self.unexpectedReply(host: host, status: status, contentType: contentType))
   }
 
   /// `Retry-After` in seconds (RFC 9110 §10.2.3), capped; nil when absent or an HTTP date.
@@ -135,8 +149,47 @@ struct TokenEndpointClient: Sendable {
   static func host(of url: String) -> String { EndpointURL(url)?.authority ?? "the configured endpoint" }
 
   /// A reply that is not the JSON an OAuth endpoint sends: typically a proxy's or portal's page.
-  static func unexpectedReply(host: String, status: Int) -> ProviderError {
+  /// - Parameter contentType: the reply's `Content-Type`; only its media type is shown.
+  static func unexpectedReply(host: String, status: Int, contentType: String? = nil) -> ProviderError {
     .unavailable(
-      host: host, detail: "unexpected reply from \(host) (HTTP \(status), not an OAuth JSON answer); check the proxy settings")
+      host: host,
+      detail: "unexpected reply from \(host) (HTTP \(status), \(mediaType(contentType)), not JSON); "
+        + "a proxy or portal may be intercepting")
   }
+
+  /// A 2xx whose body is not the reply it should be (empty, or JSON without `lacking`).
+  static func incompleteReply(host: String, lacking: String) -> ProviderError {
+    .unavailable(
+      host: host, detail: "unexpected reply from \(host) (HTTP 200 without \(lacking)); a proxy or portal may be intercepting")
+  }
+
+  /// A 3xx to a token-style endpoint, not followed; names where it pointed (host only).
+  static func redirected(host: String, status: Int, location: String?) -> ProviderError {
+    let target = location.flatMap { EndpointURL($0)?.authority }.map { "a redirect to \($0)" } ?? "a redirect"
+    return .unavailable(
+      host: host,
+      detail: "unexpected reply from \(host) (HTTP \(status), \(target), not followed: the request is never re-sent "
+        + "elsewhere); a proxy or single sign-on portal may be intercepting, check the endpoint and proxy settings")
+  }
+
+  /// The media type of a `Content-Type` value (`text/html`), lower-case, safe to show.
+  static func mediaType(_ contentType: String?) -> String {
+    let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789!#$%&'*+-.^_`|~/")
+    guard let first = contentType?.split(separator: ";", maxSplits: 1).first,
+      case let value = String(first).trimmingSpaces().lowercased(), !value.isEmpty, value.count <= 80,
+      value.allSatisfy(allowed.contains)
+    else { return "no Content-Type" }
+    return value
+  }
+}
+
+/// Decodes from any JSON object, and from nothing else.
+private struct JSONObjectProbe: Decodable {
+  private struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+  }
+  init(from decoder: any Decoder) throws { _ = try decoder.container(keyedBy: AnyKey.self) }
 }

@@ -17,7 +17,7 @@ enum TokenReply {
     -> TokenGrant
   {
     guard let b = JSONText.decode(Body.self, bytes: body), let token = b.accessToken, !token.isEmpty else {
-      throw TokenEndpointClient.unexpectedReply(host: host, status: 200)
+      throw TokenEndpointClient.incompleteReply(host: host, lacking: "access_token")
     }
     let lifetime = b.expiresIn ?? defaultLifetime
     guard lifetime > 0 else {

@@ -119,7 +119,8 @@ import Testing
       error as? ProviderError
         == .unavailable(
           host: "login.microsoftonline.com",
-          detail: "unexpected reply from login.microsoftonline.com (HTTP 200, not an OAuth JSON answer); check the proxy settings"))
+          detail: "unexpected reply from login.microsoftonline.com (HTTP 200, text/html, not JSON); "
+            + "a proxy or portal may be intercepting"))
   }
 
   /// B29: an `error_description` that echoes the secrets never reaches a message.

@@ -119,6 +119,50 @@ import Testing
     #expect(transport.requests.count == 1)
   }
 
+  /// X06: a 200 HTML page (a proxy's interstitial) is named with its content type, once.
+  @Test func test_X06_a200HTMLPageIsStrayWithItsContentType() async throws {
+    let time = FakeTime()
+    let transport = FakeTransport([.text("<html>Zscaler</html>", status: 200, contentType: "text/html; charset=UTF-8")])
+    let error = await #expect(throws: ProviderError.self) {
+      try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
+    }
+    #expect(
+      error == .unavailable(
+        host: "login.microsoftonline.com",
+        detail: "unexpected reply from login.microsoftonline.com (HTTP 200, text/html, not JSON); "
+          + "a proxy or portal may be intercepting"))
+    #expect(transport.requests.count == 1)
+  }
+
+  /// X06: a redirect is never followed and names where it pointed, never its query.
+  @Test(arguments: [302, 307, 308]) func test_X06_aRedirectIsStrayAndNamesItsTarget(status: Int) async throws {
+    let transport = FakeTransport([
+      .response(
+        HTTPResponse(
+          status: status, headers: [HTTPHeader("Location", "https://gateway.zscloud.net/auD?origurl=RT-SENTINEL")], body: []))
+    ])
+    let outcome = try await client(transport, FakeTime()).exchange(
+      url: Fixtures.tokenURL, fields: fields, client: app, secrets: ["RT-SENTINEL"])
+    guard case .stray(let got, let error) = outcome else { Issue.record("got \(outcome)"); return }
+    #expect(got == status)
+    #expect(error.description.contains("a redirect to gateway.zscloud.net, not followed"))
+    #expect(!error.description.contains("RT-SENTINEL") && !error.description.contains("origurl"))
+    #expect(transport.requests.count == 1)
+  }
+
+  /// X06: JSON served as text/plain is JSON; revocation takes any 2xx body.
+  @Test func test_X06_theBodyNotTheContentTypeDecidesJSON() async throws {
+    let transport = FakeTransport([
+      .text(#"{"access_token":"AT"}"#, status: 200, contentType: "text/plain"), .text("OK", status: 200, contentType: "text/plain"),
+    ])
+    let c = client(transport, FakeTime())
+    guard case .success = try await c.post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: []) else {
+      Issue.record("expected success"); return
+    }
+    guard case .success = try await c.post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [], expectsJSON: false)
+    else { Issue.record("expected success"); return }
+  }
+
   /// golang/oauth2: "some unorthodox servers respond 200 in error case".
   @Test func a200CarryingAnErrorIsAnError() async throws {
     let transport = FakeTransport([.json(#"{"error":"invalid_grant"}"#)])

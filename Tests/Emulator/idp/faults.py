@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 
 from .web import DROP, Response, html_response, json_response
 
-KINDS = ("status", "delay", "html", "invalid_json", "drop", "json", "empty")
+KINDS = ("status", "delay", "html", "invalid_json", "drop", "json", "empty", "redirect")
 
 _PROXY_PAGE = ("<html>\r\n<head><title>{status} Bad Gateway</title></head>\r\n<body>\r\n"
                "<center><h1>{status} Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
@@ -25,7 +25,9 @@ class Fault:
     - drop: close the connection without a reply.
     - empty: `status` (default 400) with an empty `text/plain` body and no OAuth error.
     - json: answer `body` (any JSON value, e.g. an error object that echoes a token) as
-      `application/json`, status default 400, `Retry-After` when given.
+      `content_type` (default `application/json`), status default 400, `Retry-After` when given.
+    - redirect: `status` (default 302) with `Location: location` and a small HTML body, as a
+      proxy or SSO layer answers in place of the server.
     `endpoint` is a route name ("token", "devicecode", …) or "*"; `grant_type` narrows a
     fault to token requests of that grant type.
     """
@@ -37,6 +39,8 @@ class Fault:
     seconds: float = 0.0
     grant_type: str | None = None
     body: object = None
+    location: str | None = None
+    content_type: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -45,6 +49,8 @@ class Fault:
             raise ValueError("fault count must be at least 1")
         if self.kind == "json" and self.body is None:
             raise ValueError("a json fault needs a body")
+        if self.kind == "redirect" and not self.location:
+            raise ValueError("a redirect fault needs a location")
 
     def matches(self, endpoint, request):
         if self.endpoint not in ("*", endpoint):
@@ -61,13 +67,20 @@ class Fault:
         if self.kind == "html":
             status = self.status or 502
             return html_response(_PROXY_PAGE.format(status=status), status)
+        if self.kind == "redirect":
+            page = f'<html><body>Moved: <a href="{self.location}">here</a></body></html>'
+            return Response(self.status or 302, page.encode(), "text/html; charset=utf-8",
+                            {"Location": self.location})
         if self.kind == "empty":  # Glewlwyd's answer to a dead refresh token: a bare 400
             return Response(self.status or 400, b"", "text/plain")
         if self.kind == "invalid_json":
             return Response(self.status or 200, b'{"access_token": "AT-trunc', "application/json")
         headers = {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
         if self.kind == "json":
-            return json_response(self.body, self.status or 400, headers)
+            response = json_response(self.body, self.status or 400, headers)
+            if self.content_type:
+                response.content_type = self.content_type
+            return response
         status = self.status or 503
         error = "temporarily_unavailable" if status in (429, 503) else "server_error"
         return json_response({"error": error, "error_description": f"Injected HTTP {status}."},
