@@ -41,9 +41,13 @@ enum CABundle {
     var text: String
   }
 
-  /// The whole of a regular file of at most `maxFileBytes` bytes.
+  /// The whole of a regular file of at most `maxFileBytes` bytes. Anything else (a FIFO, a
+  /// device, a directory) is refused at once, "not a regular file", as the config loader refuses
+  /// one (`KeyFileReader.openRegular`): the file is opened without blocking (`O_NONBLOCK`: the
+  /// open of a FIFO nobody writes would wait for a writer for ever) and checked on that
+  /// descriptor (`fstat`), never by path first.
   static func readFile(_ path: String) -> Result<[UInt8], ReadFailure> {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
     guard fd >= 0 else { return .failure(ReadFailure(text: String(cString: strerror(errno)))) }
     defer { close(fd) }
     var info = stat()

@@ -34,4 +34,24 @@ import Testing
       try CABundle.load(extra: ["/nonexistent/ca.pem"], systemPath: "/nonexistent", host: "h")
     }
   }
+
+  /// Issue 18: a `ca-file` that is a FIFO is refused at once, "not a regular file", as the config
+  /// loader refuses one. Opened without O_NONBLOCK, a FIFO's open waited for a writer: the request
+  /// hung for ever. Here a writer comes after 3 s, to end an open that waits.
+  @Test func issue18AFIFOCAFileIsRefusedAtOnce() throws {
+    let dir = String(cString: mkdtemp(strdup("/tmp/tb-ca-XXXXXX")))
+    defer { _ = system("rm -rf '\(dir)'") }
+    let fifo = dir + "/ca.pem"
+    #expect(mkfifo(fifo, 0o600) == 0)
+    Thread.detachNewThread {
+      sleep(3)
+      let fd = open(fifo, O_WRONLY | O_NONBLOCK)
+      if fd >= 0 { close(fd) }
+    }
+    let started = Date()
+    #expect(throws: HTTPError.caFile(path: fifo, detail: "not a regular file")) {
+      try CABundle.load(extra: [fifo], systemPath: "/nonexistent", host: "h")
+    }
+    #expect(Date().timeIntervalSince(started) < 1.5)
+  }
 }
