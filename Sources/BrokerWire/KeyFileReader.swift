@@ -126,13 +126,5 @@ public enum KeyFileReader {
     return -1
   }
 
-  /// True when something other than a regular file (a FIFO, a device, a directory) is at `path`,
-  /// symbolic links followed: a config file GKeyFile refuses, which must not even be opened
-  /// (opening a FIFO for reading waits for a writer).
-  public static func isOtherThanRegularFile(_ path: String) -> Bool {
-    var info = stat()
-    return stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG
-  }
-
   private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0B || b == 0x0C }
 }

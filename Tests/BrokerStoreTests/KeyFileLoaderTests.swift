@@ -1,4 +1,6 @@
 import BrokerCore
+import Foundation
+import Synchronization
 import Testing
 
 @testable import BrokerStore
@@ -73,6 +75,58 @@ struct KeyFileLoaderTests {
   }
 
   /// The sample of interface.md §2.1, through GKeyFile and ConfigParser.
+  /// Issue 18: a config file is opened once, without blocking, and checked and read through that
+  /// descriptor. It was checked by path (stat) and then opened by path: a FIFO renamed into its
+  /// place between the two (here a thread swaps a regular file and a FIFO in, as fast as it can)
+  /// was opened for reading, which waits for a writer. A load that takes more than 2 s is such a
+  /// wait: it is ended by opening the FIFO for writing, and counted.
+  @Test func issue18AFileSwappedForAFIFOUnderTheLoadNeverBlocksIt() throws {
+    let path = try dir.write("config", "[broker]\nstore = file\n")
+    let regular = dir.path + "/regular"
+    let fifo = dir.path + "/fifo"
+    #expect(link(path, regular) == 0)
+    #expect(mkfifo(fifo, 0o600) == 0)
+    let staged = dir.path + "/staged"
+    let race = SwapRace()
+    Thread.detachNewThread {
+      var n = 0
+      while !race.stop.load(ordering: .relaxed) {
+        n += 1
+        _ = link(n % 2 == 0 ? fifo : regular, staged)
+        _ = rename(staged, path)
+        _ = unlink(staged)  // left when both named one file already (rename then does nothing)
+      }
+      race.swapperDone.store(true, ordering: .relaxed)
+    }
+    Thread.detachNewThread {
+      while !race.loaderDone.load(ordering: .relaxed) {
+        usleep(50_000)
+        let since = race.loadStarted.load(ordering: .relaxed)
+        guard since != 0, SwapRace.now - since > 2_000_000_000 else { continue }
+        race.blocked.add(1, ordering: .relaxed)
+        let fd = open(fifo, O_WRONLY | O_NONBLOCK)
+        if fd >= 0 { close(fd) }
+      }
+    }
+    var outcomes = (loaded: 0, refused: 0)
+    let until = SwapRace.now + 2_000_000_000
+    while SwapRace.now < until && race.blocked.load(ordering: .relaxed) == 0 {
+      race.loadStarted.store(SwapRace.now, ordering: .relaxed)
+      do {
+        if try KeyFileLoader.load(file: path, required: false) != nil { outcomes.loaded += 1 }
+      } catch ConfigError.unreadable(_, let detail) where detail == "Not a regular file" {
+        outcomes.refused += 1
+      }
+      race.loadStarted.store(0, ordering: .relaxed)
+    }
+    race.loaderDone.store(true, ordering: .relaxed)
+    race.stop.store(true, ordering: .relaxed)
+    while !race.swapperDone.load(ordering: .relaxed) { usleep(1000) }
+    #expect(race.blocked.load(ordering: .relaxed) == 0)
+    #expect(outcomes.loaded > 0)
+    #expect(outcomes.refused > 0)
+  }
+
   @Test func interfaceSampleParses() throws {
     let file = try dir.write("config", interfaceSample)
     let config = try ConfigParser.parse(try KeyFileLoader.load(paths: [file], explicit: true))
@@ -126,3 +180,16 @@ let interfaceSample = """
   mode = bearer
 
   """
+
+/// The state shared by `issue18AFileSwappedForAFIFOUnderTheLoadNeverBlocksIt`'s threads.
+final class SwapRace: Sendable {
+  let stop = Atomic<Bool>(false)
+  let swapperDone = Atomic<Bool>(false)
+  let loaderDone = Atomic<Bool>(false)
+  /// When the load under way started (`now`), 0 between loads.
+  let loadStarted = Atomic<UInt64>(0)
+  /// How many loads waited more than 2 s.
+  let blocked = Atomic<Int>(0)
+  /// Monotonic nanoseconds.
+  static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+}

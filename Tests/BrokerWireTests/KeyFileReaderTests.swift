@@ -93,8 +93,5 @@ import Testing
     #expect(KeyFileReader.readFile("/dev/zero", limit: 4096) == nil)
     #expect(KeyFileReader.value(group: "broker", key: "agent", files: ["/dev/zero"]) == nil)
     #expect(KeyFileReader.readFile(dir, limit: 4096) == nil)
-    #expect(KeyFileReader.isOtherThanRegularFile(fifo))
-    #expect(KeyFileReader.isOtherThanRegularFile(dir))
-    #expect(!KeyFileReader.isOtherThanRegularFile(dir + "/missing"))
   }
 }

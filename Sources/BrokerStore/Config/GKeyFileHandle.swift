@@ -1,6 +1,7 @@
 internal import BrokerCore
 internal import BrokerWire
 internal import CLibsecret
+internal import Glibc
 
 /// Owns one `GKeyFile` (GLib key-file parser, interface.md §2.1) and frees it in `deinit`.
 /// Every GError and string array is freed in the method that receives it.
@@ -17,14 +18,27 @@ final class GKeyFileHandle {
     case failed(String)
   }
 
-  /// `g_key_file_load_from_file` with `G_KEY_FILE_KEEP_COMMENTS | G_KEY_FILE_KEEP_TRANSLATIONS`;
-  /// a path that is not a regular file fails as GKeyFile fails it, but without opening it first
-  /// (GKeyFile's `open` of a FIFO waits for a writer before it finds the file is not regular).
+  /// The file at `path` parsed as `g_key_file_load_from_file` parses it (the flags of
+  /// `load(data:)`), read through one descriptor: opened without blocking, checked to be a regular
+  /// file on that descriptor and read from it (`KeyFileReader.readFile`), so nothing can be
+  /// swapped in between a check and the open. GKeyFile's own open of a FIFO would wait for a
+  /// writer before it found the file is not regular.
+  /// - Returns: `.missing` (ENOENT), `.failed` with GLib's words ("Not a regular file") or the
+  ///   system's (`strerror`), or the parse's outcome.
   func load(_ path: String) -> LoadResult {
-    if KeyFileReader.isOtherThanRegularFile(path) { return .failed("Not a regular file") }
-    var error: UnsafeMutablePointer<GError>?
-    if g_key_file_load_from_file(pointer, path, Self.flags, &error) != 0 { return .loaded }
-    return Self.result(error)
+    guard let bytes = KeyFileReader.readFile(path, limit: Int.max) else { return Self.failedOpening(errno) }
+    return load(data: bytes)
+  }
+
+  /// What a file that could not be opened or read (`errno`, as `KeyFileReader.readFile` leaves
+  /// it) loads as: `.missing` for ENOENT, "Not a regular file" (GKeyFile's words) for EINVAL,
+  /// else the system's message.
+  static func failedOpening(_ errno: Int32) -> LoadResult {
+    switch errno {
+    case ENOENT: return .missing
+    case EINVAL: return .failed("Not a regular file")
+    default: return .failed(String(cString: strerror(errno)))
+    }
   }
 
   /// `g_key_file_load_from_data` of a file's bytes, with the flags of `load(_:)`.

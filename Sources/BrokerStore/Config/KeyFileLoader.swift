@@ -42,7 +42,7 @@ public enum KeyFileLoader {
   /// - Throws: as `load(paths:explicit:)`.
   public static func load(paths: [String], contents: [[UInt8]?], errors: [Int32], explicit: Bool) throws -> RawConfig {
     try merged(paths, explicit: explicit) { keyFile, i in
-      contents[i].map { keyFile.load(data: $0) } ?? (errors[i] == ENOENT ? .missing : .failed(String(cString: strerror(errors[i]))))
+      contents[i].map { keyFile.load(data: $0) } ?? GKeyFileHandle.failedOpening(errors[i])
     }
   }
 
