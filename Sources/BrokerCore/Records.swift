@@ -2,7 +2,8 @@ import FoundationEssentials
 
 /// The document stored for `kind = refresh-token` (interface.md §7):
 /// `{"v":1,"refresh_token":…,"identity":…,"tenant":…,"obtained_at":…}`, plus `client_id` (the
-/// client that obtained the token) when known; documents without it stay readable.
+/// client that obtained the token), `sub` and `nonce` (of the sign-in's ID token: what a refreshed
+/// ID token is held to, OpenID Connect Core §12.2) when known; documents without them stay readable.
 public struct RefreshTokenRecord: Sendable, Equatable {
   public var refreshToken: Secret
   /// The signed-in identity (`preferred_username`, else `email`, else `oid`/`sub`), or nil.
@@ -16,10 +17,14 @@ public struct RefreshTokenRecord: Sendable, Equatable {
   /// The OAuth client that obtained the token (a refresh token must be redeemed by its own
   /// client: Google's device flow uses `device-client-id`); nil in documents written before.
   public var clientID: String?
+  /// The sign-in's ID token `sub`, or nil (none, or a document written before).
+  public var subject: String?
+  /// The `nonce` the sign-in's ID token carried (browser sign-ins send one), or nil.
+  public var nonce: String?
 
   public init(
     refreshToken: Secret, identity: String?, tenant: String?, objectID: String? = nil, obtainedAt: Int64,
-    clientID: String? = nil
+    clientID: String? = nil, subject: String? = nil, nonce: String? = nil
   ) {
     self.refreshToken = refreshToken
     self.identity = identity
@@ -27,6 +32,8 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     self.objectID = objectID
     self.obtainedAt = obtainedAt
     self.clientID = clientID
+    self.subject = subject
+    self.nonce = nonce
   }
 
   private struct Document: Codable {
@@ -37,13 +44,15 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     var oid: String?
     var obtained_at: Int64
     var client_id: String?
+    var sub: String?
+    var nonce: String?
   }
 
   /// The JSON document, as a `Secret`.
   public func encoded() -> Secret {
     let d = Document(
       v: 1, refresh_token: refreshToken.revealed, identity: identity, tenant: tenant, oid: objectID,
-      obtained_at: obtainedAt, client_id: clientID)
+      obtained_at: obtainedAt, client_id: clientID, sub: subject, nonce: nonce)
     return Secret(JSONText.encode(d))
   }
 
@@ -54,7 +63,7 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     }
     return RefreshTokenRecord(
       refreshToken: Secret(d.refresh_token), identity: d.identity, tenant: d.tenant, objectID: d.oid,
-      obtainedAt: d.obtained_at, clientID: d.client_id)
+      obtainedAt: d.obtained_at, clientID: d.client_id, subject: d.sub, nonce: d.nonce)
   }
 }
 

@@ -33,6 +33,13 @@ public protocol OAuthProvider: Sendable {
   ///   refresh token stays good); `.unavailable` after retries; `.rejected` for config problems.
   func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant
 
+  /// Holds a refresh reply's ID token, when it has one, to the sign-in that `signedIn` records
+  /// (OpenID Connect Core §12.2). Called after the rotated refresh token is stored and before the
+  /// access token is handed out. Default: nothing to check.
+  /// - Throws: `ProviderError.signInRequired` (another user), `.rejected` (a claim the reply may
+  ///   not carry); never for a reply without `id_token`.
+  func checkRefreshed(_ grant: TokenGrant, signedIn: RefreshTokenRecord) throws(ProviderError)
+
   /// Where the loopback redirect of a browser sign-in points.
   var loopbackHost: LoopbackHost { get }
 
@@ -80,6 +87,8 @@ extension OAuthProvider {
   public func refresh(_ refreshToken: Secret, scopes: ScopeSet) async throws -> TokenGrant {
     try await refresh(refreshToken, scopes: scopes, clientID: nil)
   }
+
+  public func checkRefreshed(_ grant: TokenGrant, signedIn: RefreshTokenRecord) throws(ProviderError) {}
 
   public var loopbackHost: LoopbackHost { .ipv4 }
 

@@ -20,4 +20,13 @@ import Testing
     #expect(!RefreshTokenRecord(refreshToken: Secret("RT"), identity: nil, tenant: nil, obtainedAt: 1).encoded().revealed
       .contains("client_id"))
   }
+
+  /// bug-cases-3 X04: the sign-in's `sub` and `nonce`, kept for the refresh checks.
+  @Test func test_X04_subjectAndNonceRoundTrip() throws {
+    let r = RefreshTokenRecord(
+      refreshToken: Secret("RT"), identity: "u", tenant: nil, obtainedAt: 1, clientID: "cli", subject: "S", nonce: "N1")
+    #expect(try RefreshTokenRecord.decode(r.encoded(), item: "x") == r)
+    let old = try RefreshTokenRecord.decode(Secret(#"{"v":1,"refresh_token":"RT1","obtained_at":5}"#), item: "x")
+    #expect(old.subject == nil && old.nonce == nil)
+  }
 }

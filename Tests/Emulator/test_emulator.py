@@ -496,6 +496,67 @@ class GoogleTest(EmulatorTest):
         self.assertEqual(self.client.request("/google/v1/userinfo")[0], 401)
 
 
+class GenericOIDCTest(EmulatorTest):
+    """The generic OpenID Provider (idp/oidc.py) that bug-cases-3 X01 and X04 need."""
+    options = {"auto_consent": True, "refresh_token_reuse": "reject"}
+
+    def sign_in(self, path="/application/o/app"):
+        status, dc = self.client.post(path + "/oidc/device", {"client_id": "cli", "scope": "openid offline_access"})
+        self.assertEqual(status, 200, dc)
+        self.emu.approve(dc["user_code"])
+        status, body = self.client.post(path + "/oidc/token", {
+            "client_id": "cli", "grant_type": DEVICE_GRANT, "device_code": dc["device_code"]})
+        self.assertEqual(status, 200, body)
+        return body
+
+    def test_discovery_at_the_issuer_path_only_and_no_double_slash(self):
+        self.emu.oidc.configure(path="/application/o/app/")
+        status, _, text = self.client.request("/application/o/app/.well-known/openid-configuration")
+        doc = json.loads(text)
+        self.assertEqual((status, doc["issuer"]), (200, self.emu.base_url + "/application/o/app/"))
+        self.assertEqual(doc["token_endpoint"], self.emu.base_url + "/application/o/app/oidc/token")
+        self.assertEqual(self.client.request("/application/o/app//.well-known/openid-configuration")[0], 404)
+        self.assertEqual(self.client.request("/.well-known/oauth-authorization-server/application/o/app")[0], 404)
+        self.emu.oidc.configure(path="/application/o/app/", rfc8414=True, document_issuer="X", oidc_location=False)
+        self.assertEqual(self.client.request("/application/o/app/.well-known/openid-configuration")[0], 404)
+        status, _, text = self.client.request("/.well-known/oauth-authorization-server/application/o/app")
+        self.assertEqual((status, json.loads(text)["issuer"]), (200, "X"))
+        self.assertEqual(len(self.emu.requests(endpoint="oidc.discovery")), 2)
+        self.emu.oidc.configure(path="/")
+        status, _, text = self.client.request("/.well-known/openid-configuration")
+        self.assertEqual((status, json.loads(text)["issuer"]), (200, self.emu.base_url + "/"))
+
+    def test_scripted_id_tokens_and_strict_rotation(self):
+        self.emu.oidc.configure(path="/realms/kc", id_token_iss="ISS")
+        login = self.sign_in("/realms/kc")
+        claims = _claims(login["id_token"])
+        self.assertEqual((claims["iss"], claims["aud"], claims["sub"][:4]), ("ISS", "cli", "sub-"))
+        self.emu.oidc.script_id_tokens([None, {"nonce": "N2", "sub": None}])
+        first = self.client.post("/realms/kc/oidc/token", {
+            "client_id": "cli", "grant_type": "refresh_token", "refresh_token": login["refresh_token"]})[1]
+        self.assertNotIn("id_token", first)
+        self.assertNotEqual(first["refresh_token"], login["refresh_token"])
+        second = self.client.post("/realms/kc/oidc/token", {
+            "client_id": "cli", "grant_type": "refresh_token", "refresh_token": first["refresh_token"]})[1]
+        self.assertEqual(_claims(second["id_token"])["nonce"], "N2")
+        self.assertNotIn("sub", _claims(second["id_token"]))
+        status, reused = self.client.post("/realms/kc/oidc/token", {
+            "client_id": "cli", "grant_type": "refresh_token", "refresh_token": login["refresh_token"]})
+        self.assertEqual((status, reused["error"]), (400, "invalid_grant"))
+
+    def test_authorize_adds_iss_and_the_nonce_reaches_the_id_token(self):
+        self.emu.oidc.configure(path="/o/", iss_parameter=True, response_iss="http://other")
+        query = {"client_id": "cli", "response_type": "code", "scope": "openid", "nonce": "N1",
+                 "redirect_uri": "http://127.0.0.1:4711/", "state": "s"}
+        _, headers, _ = self.client.request("/o/oidc/authorize?" + urlencode(query))
+        params = parse_qs(urlsplit(headers["Location"]).query)
+        self.assertEqual(params["iss"], ["http://other"])
+        body = self.client.post("/o/oidc/token", {"client_id": "cli", "grant_type": "authorization_code",
+                                                  "code": params["code"][0],
+                                                  "redirect_uri": "http://127.0.0.1:4711/"})[1]
+        self.assertEqual(_claims(body["id_token"])["nonce"], "N1")
+
+
 class StandaloneTest(unittest.TestCase):
     def test_ready_file_and_sigterm(self):
         with tempfile.TemporaryDirectory() as tmp:

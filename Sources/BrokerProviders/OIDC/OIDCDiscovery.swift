@@ -71,11 +71,18 @@ struct OIDCDiscovery: Sendable {
     return response.status == 200 ? response.body : nil
   }
 
+  /// Both values quoted, so a one-character difference shows; for one that is only a
+  /// terminating `/` (Authentik and Auth0 print theirs with it), the line to write.
   private func mismatch(_ found: String) -> ConfigError {
-    let slash = found.trimmingSlash == issuer.trimmingSlash ? " (they differ only in a terminating '/')" : ""
+    let shown = IDToken.printable(found)
+    guard found.trimmingSlash == issuer.trimmingSlash else {
+      return invalid(
+        "the discovery document of '\(issuer)' names the issuer '\(shown)'; "
+          + "set issuer to exactly the document's value if that server is the one you mean")
+    }
     return invalid(
-      "the discovery document of '\(issuer)' names the issuer '\(IDToken.printable(found))'\(slash); "
-        + "set issuer to exactly the document's value if that server is the one you mean")
+      "the discovery document of '\(issuer)' names the issuer '\(shown)' (they differ only in a terminating '/'); "
+        + "write 'issuer = \(shown)', exactly as the provider prints it (OpenID Connect Discovery §4.3)")
   }
 
   private func invalid(_ problem: String) -> ConfigError {

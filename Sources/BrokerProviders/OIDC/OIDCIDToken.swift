@@ -33,4 +33,36 @@ enum OIDCIDToken {
     guard claims.sub?.isEmpty == false, let identity = claims.identity else { throw fail("it names nobody (no sub)") }
     return identity
   }
+
+  /// The rules of OpenID Connect Core §12.2 for the ID token of a refresh reply (a reply without
+  /// one is fine): `iss` the issuer, `aud` naming the client, `sub` the sign-in's (when it was
+  /// recorded), and a `nonce` only if it is the sign-in's (the errata: SHOULD NOT be sent, MUST
+  /// equal the original when it is; Keycloak sends either). `exp` is not held: the reply is fresh.
+  /// - Parameters:
+  ///   - subject, nonce: the sign-in's (`RefreshTokenRecord`); nil: not known, not checked
+  ///     (device sign-ins send no nonce, so none is compared then).
+  /// - Throws: `ProviderError.signInRequired` for another `sub` (exit 3: another user now answers
+  ///   for the account); `.rejected` naming the claim and the issuer for the rest (exit 1).
+  static func verifyRefreshed(
+    _ claims: IDTokenClaims, issuer: String, clientID: String, subject: String?, nonce: String?, account: String
+  ) throws(ProviderError) {
+    let host = TokenEndpointClient.host(of: issuer)
+    func fail(_ what: String) -> ProviderError {
+      .rejected(
+        account: account, error: "refreshed ID token refused",
+        detail: "the ID token that \(host) sent with the refresh \(what) (OpenID Connect Core §12.2); "
+          + "the rotated refresh token was kept and no access token was handed out; "
+          + "if it persists, ask the administrators of '\(issuer)', or run 'tokenbroker login \(account)'")
+    }
+    guard claims.isReadable else { throw fail("is not a readable JWT") }
+    guard claims.iss == issuer else { throw fail("names another issuer in iss") }
+    guard claims.aud.contains(clientID) else { throw fail("does not name the client '\(clientID)' in aud") }
+    if let subject, let sub = claims.sub, IDToken.printable(sub) != subject {
+      throw .signInRequired(
+        account: account, reason: "\(host) now reports a different user (sub) for account \(account)")
+    }
+    if let sent = claims.nonce, let nonce, !Secret(nonce).matches(sent) {
+      throw fail("carries a nonce that is not the sign-in's")
+    }
+  }
 }

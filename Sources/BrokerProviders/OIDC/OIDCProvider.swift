@@ -93,6 +93,14 @@ public struct OIDCProvider: OAuthProvider {
     }
   }
 
+  /// `OIDCIDToken.verifyRefreshed` with this issuer and the client that refreshed.
+  public func checkRefreshed(_ grant: TokenGrant, signedIn: RefreshTokenRecord) throws(ProviderError) {
+    guard let claims = grant.idToken else { return }
+    try OIDCIDToken.verifyRefreshed(
+      claims, issuer: issuer, clientID: signedIn.clientID ?? clientID, subject: signedIn.subject,
+      nonce: signedIn.nonce, account: account.name)
+  }
+
   /// `http://127.0.0.1:PORT/` (RFC 8252 §7.3 and §8.3).
   public var loopbackHost: LoopbackHost { .ipv4 }
 

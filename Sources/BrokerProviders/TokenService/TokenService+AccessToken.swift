@@ -106,6 +106,8 @@ extension TokenService {
       let (grant, used) = try await refreshHandlingRejection(provider, record, account: account, scopes: requested)
       do {
         let identity = try await storeRotated(grant, previous: used, account: account)
+        // After the rotated token is stored (the server has already rotated: X04), before any is handed out.
+        try provider.checkRefreshed(grant, signedIn: used)
         let token = try await issue(grant, identity: identity, requested: requested, account: account)
         if firstForScopes { warnIfShortLived(token) }
         return token
@@ -194,7 +196,8 @@ extension TokenService {
     diagnostics.note("storing the rotated refresh token of '\(account.name)'")
     let record = RefreshTokenRecord(
       refreshToken: newToken, identity: identity, tenant: previous.tenant ?? grant.identity?.tenantID,
-      objectID: previous.objectID ?? grant.identity?.objectID, obtainedAt: time.now, clientID: previous.clientID)
+      objectID: previous.objectID ?? grant.identity?.objectID, obtainedAt: time.now, clientID: previous.clientID,
+      subject: previous.subject, nonce: previous.nonce)
     let key = ItemKey.refreshToken(account.name)
     try await store.save(key, label: label(key, account), secret: record.encoded())
     return identity

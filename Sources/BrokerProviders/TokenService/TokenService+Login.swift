@@ -66,7 +66,8 @@ extension TokenService {
     let identity = grant.identity
     let record = RefreshTokenRecord(
       refreshToken: refreshToken, identity: identity?.display, tenant: identity?.tenantID,
-      objectID: identity?.objectID, obtainedAt: time.now, clientID: clientID)
+      objectID: identity?.objectID, obtainedAt: time.now, clientID: clientID, subject: identity?.subject,
+      nonce: grant.idToken?.nonce)
     let key = ItemKey.refreshToken(name)
     try await store.save(key, label: label(key, account), secret: record.encoded())
     try await dropAccessTokens(account: name)

@@ -28,7 +28,8 @@ import Testing
   @Test func onlyATrailingSlashDifferingIsSaid() async throws {
     let transport = OIDCFixtures.transport(document: OIDCFixtures.document(issuer: OIDCFixtures.issuer + "/"))
     let error = await #expect(throws: ConfigError.self) { try await OIDCFixtures.provider(transport).discovery.metadata() }
-    #expect("\(String(describing: error))".contains("terminating '/'"))
+    let text = "\(String(describing: error))"
+    #expect(text.contains("terminating '/'") && text.contains("'issuer = \(OIDCFixtures.issuer)/'"))
   }
 
   @Test func theRFC8414PlaceIsTriedWhenTheOIDCOneHasNone() async throws {

@@ -13,6 +13,7 @@ from .certs import make_certs
 from .control import ControlAPI
 from .faults import FaultInjector
 from .google import GoogleProvider
+from .oidc import GenericOIDC
 from .options import Options
 from .reqlog import RequestLog
 from .server import LoopbackServer
@@ -26,7 +27,8 @@ def _gaps(polls):
 
 
 class Emulator:
-    """An identity provider (Azure AD v2.0 under /{tenant}, Google under /google) on 127.0.0.1.
+    """An identity provider (Azure AD v2.0 under /{tenant}, Google under /google, and a generic
+    OpenID Provider at any path once `emu.oidc.configure(path=…)` is called) on 127.0.0.1.
 
         emu = Emulator(https=True, cert_dir=d, access_token_lifetime=60).start()
         emu.base_url, emu.ca_file   # authority and CA bundle for the client under test
@@ -49,6 +51,7 @@ class Emulator:
         self.faults = FaultInjector()
         self.log = RequestLog()
         self.sharepoint = SharePoint(self)
+        self.oidc = GenericOIDC(self.store, self.options)
         self.router = Router([
             *self.sharepoint.routes(),
             *GoogleProvider(self.store, self.options).routes(),
@@ -114,7 +117,9 @@ class Emulator:
         """Answer one request: control API, or fault / provider endpoint (logged)."""
         if request.path == "/_control" or request.path.startswith("/_control/"):
             return self.control.handle(request)
-        route, params = self.router.match(request.path)
+        route, params = Router(self.oidc.routes()).match(request.path)
+        if route is None:
+            route, params = self.router.match(request.path)
         endpoint = route.endpoint if route else "unknown"
         entry = self.log.record(request, endpoint)
         fault = self.faults.take(endpoint, request)
@@ -241,5 +246,6 @@ class Emulator:
             self.options.update(**self.initial_options)
             self.store.reset()
         self.sharepoint.reset()
+        self.oidc.reset()
         self.faults.clear()
         self.log.clear()
