@@ -466,6 +466,12 @@ class GoogleTest(EmulatorTest):
         self.assertIsNone(self.emu.validate_access_token(body["access_token"]))
         self.assertEqual(self.client.post("/google/revoke", {"token": "nope"})[0], 400)
 
+    def test_iss_with_or_without_scheme(self):
+        self.assertEqual(_claims(self.device_sign_in()["id_token"])["iss"], self.emu.base_url + "/google")
+        self.emu.configure(google_iss_without_scheme=True)
+        self.assertEqual(_claims(self.device_sign_in()["id_token"])["iss"],
+                         "127.0.0.1:%d/google" % self.emu.port)
+
     def test_client_secret_required(self):
         status, body = self.client.post("/google/token", {"client_id": "g-client",
                                                           "grant_type": "refresh_token",

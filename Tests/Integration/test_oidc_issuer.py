@@ -1,11 +1,13 @@
 """`provider = oidc` issuer handling against the emulator's generic OpenID Provider
 (Tests/Emulator/idp/oidc.py): bug-cases-3.md X01 (an issuer with a terminating `/`) and X04
-(ID-token rules at refresh). Real binaries, real gnome-keyring.
+(ID-token rules at refresh); X02 (Entra's `{tenantid}` template, Google's scheme-less `iss`)
+against the emulator's Azure and Google. Real binaries, real gnome-keyring.
 """
-import os
+import json
 import unittest
 
 from flows import BrowserFlows, FlowTestCase
+from harness import CLIENT_ID
 
 AUTHENTIK = "/application/o/app/"
 
@@ -168,6 +170,65 @@ flow = device-code
         self.assertEqual(r.returncode, 6, r.stderr)
         self.assertIn("nonce", r.stderr.decode())
         self.assertIsNone(self.stored_refresh_token("kc"))
+
+    # --- X02
+
+    def login_at(self, account, endpoint):
+        seen = len([r for r in self.emu.requests(endpoint=endpoint) if r["status"] == 200])
+        p = self.start_login(account)
+        dc = self.wait_for_device_code(seen, endpoint=endpoint)
+        self.emu.approve(dc["user_code"])
+        return self.finish(p)
+
+    def test_X02_entra_template_issuer_and_tenant_issuers(self):
+        base, t1 = self.emu.base_url, self.emu.options.tenant_id
+        entra = f"client-id = {CLIENT_ID}"
+        # 1. The multi-tenant document names {tenantid}: exit 64 before any sign-in, both ways out.
+        self.write_config(self.oidc_config(base + "/common/v2.0", name="ms").replace("client-id = cli", entra))
+        r = self.run_broker("login", "ms", "--device-code")
+        self.assertEqual((r.returncode, r.stdout), (64, b""), r.stderr)
+        line = r.stderr.decode()
+        for text in ("{tenantid}", "'provider = azure'", "'tenant = organizations'", f"{base}/TENANT-ID/v2.0"):
+            self.assertIn(text, line)
+        self.assertEqual([q["endpoint"] for q in self.emu.requests()], ["openid-configuration"])
+        self.assertIsNone(self.stored_refresh_token("ms"))
+
+        # 2. The tenant's own issuer: signed in, identity from preferred_username.
+        self.write_config(self.oidc_config(f"{base}/{t1}/v2.0", name="ms").replace("client-id = cli", entra))
+        r = self.login_at("ms", "devicecode")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("user1@example.test", r.stdout.decode())
+
+        # 3. provider = azure at organizations: the ID token names T1, and T1 is what is stored.
+        self.write_config(f"""[broker]
+ca-file = {self.ca_file}
+
+[account az]
+provider = azure
+tenant = organizations
+{entra}
+authority = {base}
+""")
+        r = self.login_at("az", "devicecode")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        item = self.items_of_kind("refresh-token", "az")[0]
+        self.assertEqual(json.loads(item["secret"])["tenant"], t1)
+
+    def test_X02_google_scheme_less_iss_for_google_only(self):
+        # 4. provider = google: both iss forms are accepted.
+        self.write_config(f"[broker]\nca-file = {self.ca_file}\n" + self.google_config("g"))
+        for bare in (False, True):
+            self.emu.configure(google_iss_without_scheme=bare)
+            r = self.login_at("g", "google.devicecode")
+            self.assertEqual(r.returncode, 0, (bare, r.stderr))
+        # provider = oidc with another issuer: a scheme-less iss is refused.
+        base = self.emu.base_url
+        self.emu.oidc.configure(path=AUTHENTIK, id_token_iss=base.split("://", 1)[1] + AUTHENTIK)
+        self.write_config(self.oidc_config(base + AUTHENTIK))
+        r = self.oidc_login()
+        self.assertEqual(r.returncode, 6, r.stderr)
+        self.assertIn("iss", r.stderr.decode())
+        self.assertIsNone(self.stored_refresh_token("app"))
 
 
 if __name__ == "__main__":

@@ -75,6 +75,15 @@ struct OIDCDiscovery: Sendable {
   /// terminating `/` (Authentik and Auth0 print theirs with it), the line to write.
   private func mismatch(_ found: String) -> ConfigError {
     let shown = IDToken.printable(found)
+    // Entra's multi-tenant endpoints (common, organizations) publish a template, not an issuer:
+    // the real one names the user's tenant (bug-cases-3 X02). The check stays; the way out is said.
+    if shown.contains("{tenantid}") {
+      let own = shown.replacing("{tenantid}", with: "TENANT-ID")
+      return invalid(
+        "the discovery document of '\(issuer)' names the template issuer '\(shown)' (its {tenantid} placeholder "
+          + "stands for each user's tenant, so no ID token can match it); use 'provider = azure' with "
+          + "'tenant = organizations' (or 'common'), or set 'issuer = \(own)' with your tenant's ID")
+    }
     guard found.trimmingSlash == issuer.trimmingSlash else {
       return invalid(
         "the discovery document of '\(issuer)' names the issuer '\(shown)'; "

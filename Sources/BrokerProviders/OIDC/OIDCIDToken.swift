@@ -3,7 +3,8 @@ import FoundationEssentials
 
 /// The checks of OpenID Connect Core §3.1.3.7 on an ID token that came straight from the token
 /// endpoint over TLS (step 6 lets that replace the signature check; protocols-2.md §1.7): `iss`
-/// equals the discovered issuer, `aud` contains the client, `azp` (when there are several
+/// equals the discovered issuer (Google's scheme-less form too, for Google's issuer only:
+/// `issued(by:_:)`), `aud` contains the client, `azp` (when there are several
 /// audiences and it is present) is the client, `exp` is in the future (5 min leeway), and `nonce`
 /// equals the one sent.
 enum OIDCIDToken {
@@ -22,7 +23,7 @@ enum OIDCIDToken {
       .loginFailed(account: account, reason: "the ID token was refused: \(what)")
     }
     guard claims.isReadable else { throw fail("it is not a readable JWT") }
-    guard claims.iss == issuer else { throw fail("its iss is not the issuer '\(issuer)'") }
+    guard claims.iss.map({ issued(by: issuer, $0) }) ?? false else { throw fail("its iss is not the issuer '\(issuer)'") }
     guard claims.aud.contains(clientID) else { throw fail("its aud does not name the client '\(clientID)'") }
     if claims.aud.count > 1, let azp = claims.azp, azp != clientID { throw fail("its azp is another client") }
     guard let exp = claims.exp, exp + leeway > now else { throw fail("it has expired (check the system clock)") }
@@ -55,7 +56,7 @@ enum OIDCIDToken {
           + "if it persists, ask the administrators of '\(issuer)', or run 'tokenbroker login \(account)'")
     }
     guard claims.isReadable else { throw fail("is not a readable JWT") }
-    guard claims.iss == issuer else { throw fail("names another issuer in iss") }
+    guard claims.iss.map({ issued(by: issuer, $0) }) ?? false else { throw fail("names another issuer in iss") }
     guard claims.aud.contains(clientID) else { throw fail("does not name the client '\(clientID)' in aud") }
     if let subject, let sub = claims.sub, IDToken.printable(sub) != subject {
       throw .signInRequired(
@@ -64,5 +65,14 @@ enum OIDCIDToken {
     if let sent = claims.nonce, let nonce, !Secret(nonce).matches(sent) {
       throw fail("carries a nonce that is not the sign-in's")
     }
+  }
+
+  /// Google's ID tokens carry `iss` either as `https://accounts.google.com` or, for some users,
+  /// without the scheme (Google's "Validating an ID token"; coreos/go-oidc#125): allowed for that
+  /// exact issuer only. Every other issuer is compared byte for byte.
+  static let google = "https://accounts.google.com"
+
+  static func issued(by issuer: String, _ iss: String) -> Bool {
+    iss == issuer || (issuer == google && iss == "accounts.google.com")
   }
 }

@@ -32,6 +32,17 @@ import Testing
     #expect(text.contains("terminating '/'") && text.contains("'issuer = \(OIDCFixtures.issuer)/'"))
   }
 
+  /// bug-cases-3 X02: Entra's `common` document names a `{tenantid}` template; both ways out are said.
+  @Test func test_X02_entrasTemplateIssuerSaysBothWaysOut() async throws {
+    let template = "https://login.example.test/{tenantid}/v2.0"
+    let transport = OIDCFixtures.transport(document: OIDCFixtures.document(issuer: template))
+    let error = await #expect(throws: ConfigError.self) { try await OIDCFixtures.provider(transport).discovery.metadata() }
+    let text = "\(String(describing: error))"
+    #expect(text.contains(template) && text.contains("'provider = azure'") && text.contains("'tenant = organizations'"))
+    #expect(text.contains("'issuer = https://login.example.test/TENANT-ID/v2.0'"))
+    #expect(OIDCFixtures.nonDiscovery(transport).isEmpty)
+  }
+
   @Test func theRFC8414PlaceIsTriedWhenTheOIDCOneHasNone() async throws {
     let transport = FakeTransport { request, _ in
       request.url == OIDCFixtures.rfc8414URL ? HTTPResponse.json(OIDCFixtures.document()) : HTTPResponse(status: 404)

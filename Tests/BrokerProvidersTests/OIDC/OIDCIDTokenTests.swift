@@ -42,4 +42,17 @@ import Testing
     // No sub recorded (documents written before): not compared.
     #expect(throws: Never.self) { try check(OIDCFixtures.idToken(sub: "S2"), subject: nil) }
   }
+
+  /// bug-cases-3 X02: `accounts.google.com` without the scheme, for Google's issuer only.
+  @Test func test_X02_schemeLessIssIsGooglesAlone() throws {
+    func verify(_ iss: String, issuer: String) throws(ProviderError) {
+      _ = try OIDCIDToken.verify(
+        IDToken.claims(of: OIDCFixtures.idToken(iss: iss)), issuer: issuer, clientID: OIDCFixtures.clientID, nonce: nil,
+        now: Fixtures.start, account: "g")
+    }
+    try verify("accounts.google.com", issuer: "https://accounts.google.com")
+    try verify("https://accounts.google.com", issuer: "https://accounts.google.com")
+    #expect(throws: ProviderError.self) { try verify("idp.example.test/realms/main", issuer: OIDCFixtures.issuer) }
+    #expect(throws: ProviderError.self) { try verify("accounts.google.com", issuer: "https://accounts.google.com/") }
+  }
 }

@@ -198,7 +198,10 @@ class GoogleProvider:
             body["refresh_token"] = refresh_token
         if "openid" in scopes:
             now = int(time.time())
-            claims = {"iss": f"{req.base_url}/google", "azp": client_id, "aud": client_id,
+            iss = f"{req.base_url}/google"
+            if self.options.google_iss_without_scheme:
+                iss = iss.split("://", 1)[1]
+            claims = {"iss": iss, "azp": client_id, "aud": client_id,
                       "sub": _sub(user), "email": user.username, "email_verified": True,
                       "name": user.name, "at_hash": secrets.token_urlsafe(16), "iat": now,
                       "exp": now + ID_TOKEN_LIFETIME}

@@ -25,6 +25,8 @@ class Options:
       rotation, like Dex), or rejected and its whole family revoked ("revoke-family").
     - verification_uri: what /devicecode advertises; None = the emulator's own /devicelogin.
     - tenant_id: the tenant GUID that domain tenants (`contoso.com`) resolve to; new users' tid.
+    - google_iss_without_scheme: Google's ID tokens say `iss` without `https://`, as Google's
+      sometimes do (`accounts.google.com`; here `127.0.0.1:PORT/google`).
     """
     access_token_lifetime: int = 3600
     refresh_token_lifetime: float | None = None
@@ -36,6 +38,7 @@ class Options:
     refresh_token_reuse: str = "accept"
     verification_uri: str | None = None
     tenant_id: str = DEFAULT_TENANT_ID
+    google_iss_without_scheme: bool = False
 
     def update(self, **changes):
         """Set options by name; unknown names and values out of range raise ValueError."""
