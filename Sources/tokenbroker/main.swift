@@ -46,6 +46,7 @@ enum Front {
       guard let reply = try? AgentReply.decode(raw), reply.exit != AgentProtocol.notServed else {
         Core.exec(because: "it declined (agent = off, another config or another login session)", replaying: input)
       }
+      ignoreClosedReaders()
       FileDescriptor.standardOutput.write(reply.output)
       FileDescriptor.standardError.write(reply.error)
       exit(reply.exit)
@@ -54,9 +55,17 @@ enum Front {
       close(fd)
       Core.exec(because: "it ended before answering", replaying: input)
     case .timedOut:
+      ignoreClosedReaders()
       FileDescriptor.standardError.write(
         "tokenbroker: the agent did not answer within \(replyBound / 1000) s; run 'tokenbroker agent stop' and try again\n")
       exit(4)
     }
   }
+
+  /// Ends the call as tokenbroker-core ends it when stdout or stderr is a pipe nobody reads any
+  /// more (`| head -c0`, a caller that stopped reading): the output is lost, the exit status is
+  /// the command's. The core's writes get EPIPE there, not SIGPIPE (GLib, which it loads for the
+  /// keyring, ignores SIGPIPE), and `FileDescriptor.write` stops at EPIPE. Set only once the
+  /// front will exec nothing: exec would hand the ignored disposition on to the core.
+  private static func ignoreClosedReaders() { signal(SIGPIPE, SIG_IGN) }
 }

@@ -393,6 +393,29 @@ class ClosedStandardStreamTest(AgentAttackCase):
             self.assertEqual(outcome[TOKENBROKER], outcome[CORE], (args, closed))
         self.assert_serves_promptly(bound=10)
 
+    def test_issue18_a_stdout_pipe_closed_early_ends_the_call_as_the_core_ends_it(self):
+        """Issue 18: a reader that went away before the answer (`| head -c0`, a caller that reads
+        no more) costs the output, not the exit status. tokenbroker-core gets EPIPE there (GLib,
+        which it loads for the keyring, ignores SIGPIPE) and exits with the command's status; the
+        front, writing the agent's answer, was killed by SIGPIPE (141 in a shell)."""
+        cases = [(("token", "get", "work"), b""), (("get",), GIT_GET.encode()),
+                 (("token", "get", "nosuch"), b"")]
+        for args, data in cases:
+            outcome = {}
+            for program in (TOKENBROKER, CORE):
+                read_end, write_end = os.pipe()
+                os.close(read_end)
+                try:
+                    r = subprocess.run([program] + list(args), input=data, stdout=write_end,
+                                       stderr=subprocess.PIPE, env=self.env(), timeout=60)
+                finally:
+                    os.close(write_end)
+                outcome[program] = r.returncode
+            self.assertEqual(outcome[TOKENBROKER], outcome[CORE], args)
+            self.assertGreaterEqual(outcome[TOKENBROKER], 0, args)
+        self.assertEqual(outcome[TOKENBROKER], 64)  # `nosuch`: an unknown account (§6), as ever
+        self.assert_serves_promptly(bound=10)
+
 
 class PlantedPathsTest(AgentTestCase):
 
