@@ -7,7 +7,8 @@
 _tokenbroker_account_keys="--issuer --client-auth --client-id --client-secret --device-client-id --device-client-secret
   --tenant --scopes --hosts --git-username --flow --login-hint --redirect-port --authority
   --authorization-endpoint --token-endpoint --device-authorization-endpoint --revocation-endpoint
-  --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime --project"
+  --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime --project
+  --kube-token"
 
 _tokenbroker_accounts() {
     local tb=${COMP_WORDS[0]} i
@@ -58,6 +59,7 @@ _tokenbroker() {
     --client-auth) _tokenbroker_reply $'client_secret_basic\nclient_secret_post\nnone' "$cur"; return ;;
     --flow) _tokenbroker_reply $'browser\ndevice-code' "$cur"; return ;;
     --mode) _tokenbroker_reply $'bearer\ncookie\nimported-cookies' "$cur"; return ;;
+    --kube-token) _tokenbroker_reply $'access\nid' "$cur"; return ;;
     --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;
     --via) _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"; return ;;
     --scope | --min-valid | --login-hint | --passphrase-fd) return ;;

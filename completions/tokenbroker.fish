@@ -111,6 +111,7 @@ complete -c tokenbroker -n '__tokenbroker_in account' -l client-auth -x -a 'clie
 complete -c tokenbroker -n '__tokenbroker_in account' -l tenant -x -a 'common organizations consumers' -d 'Azure tenant'
 complete -c tokenbroker -n '__tokenbroker_in account' -l flow -x -a 'browser device-code' -d 'sign-in flow'
 complete -c tokenbroker -n '__tokenbroker_in account' -l mode -x -a 'bearer cookie imported-cookies' -d 'SharePoint mode'
+complete -c tokenbroker -n '__tokenbroker_in account' -l kube-token -x -a 'access id' -d 'token exec-credential hands kubectl (oidc)'
 complete -c tokenbroker -n '__tokenbroker_in account' -l via -x -a '(__tokenbroker_accounts)' -d 'azure account (SharePoint)'
 complete -c tokenbroker -n '__tokenbroker_in account' -l ca-file -r -F -d 'extra PEM bundle'
 

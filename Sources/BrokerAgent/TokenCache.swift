@@ -2,15 +2,18 @@ import BrokerCore
 import BrokerProviders
 import BrokerWire
 
-/// What a cached access token is kept under: the account and the exact scope set. The account's
+/// What a cached access token is kept under: the account, the exact scope set and which token
+/// of the reply (`kube-token = id` hands out ID tokens, each with its own expiry). The account's
 /// configuration is stored with the token, so a token obtained under another tenant, client or
 /// authority (the config changed) is never handed out.
 public struct TokenCacheKey: Sendable, Hashable {
   public var account: String
   public var scopes: ScopeSet
-  public init(account: String, scopes: ScopeSet) {
+  public var kind: CredentialKind
+  public init(account: String, scopes: ScopeSet, kind: CredentialKind = .accessToken) {
     self.account = account
     self.scopes = scopes
+    self.kind = kind
   }
 }
 

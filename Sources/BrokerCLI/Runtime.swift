@@ -61,13 +61,15 @@ final class Runtime {
   /// `token get`, git and docker `get`: through the agent's shared cache inside the agent (a
   /// cached token needs no store and no token service: they are built only for a fetch), else
   /// straight from the token service (`AccessTokenSource`).
-  func accessToken(account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws -> IssuedToken {
+  func accessToken(
+    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind = .accessToken
+  ) async throws -> IssuedToken {
     diagnostics.note(
       context.agent == nil
         ? "tokenbroker-core serves this call itself, not the agent"
         : "the agent serves this call")
     return try await tokenSource.accessToken(
-      account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, config: config(),
+      account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, kind: kind, config: config(),
       diagnostics: diagnostics, service: tokenService)
   }
 

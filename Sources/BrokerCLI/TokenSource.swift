@@ -7,13 +7,13 @@ import Synchronization
 /// one process (`DirectTokenSource`), or, for a command the agent runs, the agent's shared cache
 /// with single-flight refresh (`SharedTokenSource`). Chosen by `ProcessContext.agent`.
 protocol AccessTokenSource: Sendable {
-  /// As `TokenService.accessToken(account:scopes:minValid:forceRefresh:)`.
+  /// As `TokenService.accessToken(account:scopes:minValid:forceRefresh:kind:)`.
   /// - Parameters:
   ///   - config: the validated config the call runs with.
   ///   - diagnostics: `--verbose` lines (where the token came from).
   ///   - service: builds the token service (and its store), called only when one is needed.
   func accessToken(
-    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, config: BrokerConfig,
+    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind, config: BrokerConfig,
     diagnostics: Diagnostics, service: () throws -> TokenService
   ) async throws -> IssuedToken
 
@@ -21,13 +21,26 @@ protocol AccessTokenSource: Sendable {
   func eraseHandedOut(account: String, token: Secret, service: TokenService) async throws -> Bool
 }
 
-/// Straight from the token service: every call reads the store (one process, one call).
-struct DirectTokenSource: AccessTokenSource {
+extension AccessTokenSource {
+  /// An access token (`CredentialKind.accessToken`), as the requirement.
   func accessToken(
     account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, config: BrokerConfig,
     diagnostics: Diagnostics, service: () throws -> TokenService
   ) async throws -> IssuedToken {
-    try await service().accessToken(account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh)
+    try await accessToken(
+      account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, kind: .accessToken,
+      config: config, diagnostics: diagnostics, service: service)
+  }
+}
+
+/// Straight from the token service: every call reads the store (one process, one call).
+struct DirectTokenSource: AccessTokenSource {
+  func accessToken(
+    account: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind, config: BrokerConfig,
+    diagnostics: Diagnostics, service: () throws -> TokenService
+  ) async throws -> IssuedToken {
+    try await service().accessToken(
+      account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, kind: kind)
   }
 
   func eraseHandedOut(account: String, token: Secret, service: TokenService) async throws -> Bool {
@@ -42,14 +55,14 @@ struct SharedTokenSource: AccessTokenSource {
   var recorder: AnswerRecorder? = nil
 
   func accessToken(
-    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, config: BrokerConfig,
+    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind, config: BrokerConfig,
     diagnostics: Diagnostics, service: () throws -> TokenService
   ) async throws -> IssuedToken {
     let account = try config.requireAccount(name)
-    let requested = scopes.flatMap { $0.isEmpty ? nil : $0 } ?? ScopeSet(account.scopes)
+    let requested = TokenService.requestedScopes(scopes, account: account, kind: kind)
     let margin = config.settings.refreshMargin
     let needed: @Sendable (IssuedToken) -> Int64 = { t in ExpiryPolicy.needed(refreshMargin: margin, minValid: minValid, lifetime: t.lifetime) }
-    let key = TokenCacheKey(account: name, scopes: requested)
+    let key = TokenCacheKey(account: name, scopes: requested, kind: kind)
     let token: IssuedToken
     let fetched = diagnostics.isOn ? Flag() : nil
     if !forceRefresh, let cached = await cache.cachedWithRevision(key, account: account, needed: needed) {
@@ -60,7 +73,8 @@ struct SharedTokenSource: AccessTokenSource {
       let service = try service()
       token = try await cache.token(for: key, account: account, needed: needed, forceRefresh: forceRefresh) { force in
         fetched?.set()
-        return try await service.accessToken(account: name, scopes: requested, minValid: minValid, forceRefresh: force)
+        return try await service.accessToken(
+          account: name, scopes: requested, minValid: minValid, forceRefresh: force, kind: kind)
       }
     }
     if let fetched, !fetched.isSet {

@@ -20,6 +20,14 @@ public enum ClientAuthMethod: String, Sendable {
   /// A public client: `client_id` in the form body, no secret.
   case none
 }
+/// `[account] kube-token` of oidc accounts: which token `--format exec-credential` hands kubectl.
+public enum KubeToken: String, Sendable {
+  /// The access token, with its expiry.
+  case access
+  /// The OpenID Connect ID token, with its own `exp` (kube-apiserver's OIDC authenticator
+  /// validates ID tokens: their `iss`, `aud` and `exp`).
+  case id
+}
 /// `[account] mode` of SharePoint accounts.
 public enum SharePointMode: String, Sendable { case bearer, cookie, importedCookies = "imported-cookies" }
 
@@ -89,6 +97,8 @@ public struct AccountConfig: Sendable, Equatable {
   public var cookieLifetime: Int = 43200
   /// google: the Cloud project id `exec`'s metadata endpoint reports (`project`), or nil.
   public var project: String?
+  /// oidc: the token `--format exec-credential` carries (`kube-token`).
+  public var kubeToken: KubeToken = .access
 
   public init(name: String, provider: ProviderKind) {
     self.name = name

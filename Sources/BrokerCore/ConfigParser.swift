@@ -10,7 +10,7 @@ public enum ConfigParser {
     "provider", "issuer", "client-id", "client-secret", "client-auth", "device-client-id", "device-client-secret", "tenant", "scopes",
     "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "authorization-endpoint",
     "token-endpoint", "device-authorization-endpoint", "revocation-endpoint", "userinfo-endpoint", "ca-file",
-    "site", "via", "mode", "cookie-lifetime", "project",
+    "site", "via", "mode", "cookie-lifetime", "project", "kube-token",
   ]
   private static let hostKeys: Set<String> = ["account", "scopes", "username"]
 
@@ -102,6 +102,11 @@ public enum ConfigParser {
       case "mode": a.mode = try choice(SharePointMode(rawValue: e.value), e, g, "bearer, cookie or imported-cookies")
       case "cookie-lifetime": a.cookieLifetime = try seconds(e, g, minimum: 1)
       case "project": a.project = try token(e, g)
+      case "kube-token":
+        a.kubeToken = try choice(KubeToken(rawValue: e.value), e, g, "access or id")
+        if a.kubeToken == .id && provider != .oidc {
+          throw bad(e, g, "'id' is for oidc accounts (\(provider.rawValue) accounts hand kubectl their access token)")
+        }
       default: warnings.append(unknownKey(e, g))
       }
     }

@@ -69,7 +69,8 @@ public struct RefreshTokenRecord: Sendable, Equatable {
 
 /// The document stored for `kind = access-token`:
 /// `{"v":1,"access_token":…,"expires_on":…,"scopes":[…],"obtained_at":…}` (`obtained_at` absent in
-/// documents written before it was kept).
+/// documents written before it was kept), plus `id_token` and `id_token_expires_on` when the reply
+/// that brought the access token carried an OpenID Connect ID token (`kube-token = id`).
 public struct AccessTokenRecord: Sendable, Equatable {
   public var accessToken: Secret
   /// Unix seconds when the access token expires.
@@ -80,10 +81,17 @@ public struct AccessTokenRecord: Sendable, Equatable {
   public var tokenType: String
   /// Unix seconds when the token was obtained, or nil when unknown.
   public var obtainedAt: Int64?
+  /// The ID token of the same reply, or nil (none came, or a document written before).
+  public var idToken: Secret?
+  /// Unix seconds: the ID token's `exp` claim; set exactly when `idToken` is.
+  public var idTokenExpiresOn: Int64?
 
   public init(
-    accessToken: Secret, expiresOn: Int64, scopes: [String], tokenType: String = "Bearer", obtainedAt: Int64? = nil
+    accessToken: Secret, expiresOn: Int64, scopes: [String], tokenType: String = "Bearer", obtainedAt: Int64? = nil,
+    idToken: Secret? = nil, idTokenExpiresOn: Int64? = nil
   ) {
+    self.idToken = idToken
+    self.idTokenExpiresOn = idTokenExpiresOn
     self.accessToken = accessToken
     self.expiresOn = expiresOn
     self.scopes = scopes
@@ -101,6 +109,8 @@ public struct AccessTokenRecord: Sendable, Equatable {
     var scopes: [String]
     var token_type: String?
     var obtained_at: Int64?
+    var id_token: String?
+    var id_token_expires_on: Int64?
   }
 
   public func encoded() -> Secret {
@@ -108,7 +118,7 @@ public struct AccessTokenRecord: Sendable, Equatable {
       JSONText.encode(
         Document(
           v: 1, access_token: accessToken.revealed, expires_on: expiresOn, scopes: scopes, token_type: tokenType,
-          obtained_at: obtainedAt)))
+          obtained_at: obtainedAt, id_token: idToken?.revealed, id_token_expires_on: idTokenExpiresOn)))
   }
 
   /// - Throws: `StoreError.corrupt` naming `item`.
@@ -116,9 +126,12 @@ public struct AccessTokenRecord: Sendable, Equatable {
     guard let d = JSONText.decode(Document.self, secret.revealed), d.v == 1, !d.access_token.isEmpty else {
       throw StoreError.corrupt(item: item)
     }
+    // An ID token counts only with its expiry (a half-written pair is none).
+    let id = d.id_token.flatMap { $0.isEmpty ? nil : $0 }
+    let idExpiry = id == nil ? nil : d.id_token_expires_on
     return AccessTokenRecord(
       accessToken: Secret(d.access_token), expiresOn: d.expires_on, scopes: d.scopes, tokenType: d.token_type ?? "Bearer",
-      obtainedAt: d.obtained_at)
+      obtainedAt: d.obtained_at, idToken: idExpiry == nil ? nil : id.map(Secret.init), idTokenExpiresOn: idExpiry)
   }
 }
 

@@ -81,6 +81,9 @@ public struct TokenGrant: Sendable {
   /// The claims of the `id_token`, read once where the reply is, for the OpenID Connect checks of
   /// a new sign-in; nil when the reply has none.
   public var idToken: IDTokenClaims?
+  /// The `id_token` itself (a JWT, secret), kept with the access token for `kube-token = id`;
+  /// nil when the reply has none.
+  public var idTokenValue: Secret?
   /// Unix seconds when the reply arrived (`expiresOn` less `expires_in`), when known: the start of
   /// the token's lifetime, not the later moment its record is written.
   public var receivedAt: Int64?
@@ -88,8 +91,9 @@ public struct TokenGrant: Sendable {
   public init(
     accessToken: Secret, expiresOn: Int64, refreshToken: Secret?, refreshTokenWasEmpty: Bool = false,
     scopes: [String], identity: Identity?, tokenType: String = "Bearer", idToken: IDTokenClaims? = nil,
-    receivedAt: Int64? = nil
+    receivedAt: Int64? = nil, idTokenValue: Secret? = nil
   ) {
+    self.idTokenValue = idTokenValue
     self.idToken = idToken
     self.receivedAt = receivedAt
     self.accessToken = accessToken
@@ -102,12 +106,19 @@ public struct TokenGrant: Sendable {
   }
 }
 
-/// An access token handed to a caller (`token get`, the git and docker helpers).
+/// Which token of a reply a caller is handed (`IssuedToken`): the access token, or for
+/// `--format exec-credential` of a `kube-token = id` account the OpenID Connect ID token, with the
+/// ID token's own `exp` as its expiry (interface.md §2.1 `kube-token`).
+public enum CredentialKind: Sendable, Hashable { case accessToken, idToken }
+
+/// An access token handed to a caller (`token get`, the git and docker helpers), or an ID token
+/// (`CredentialKind.idToken`: then `accessToken` holds the ID token and `expiresOn` its `exp`).
 public struct IssuedToken: Sendable {
   public var account: String
   public var provider: ProviderKind
   /// `Bearer`.
   public var tokenType: String
+  /// The token handed out: the access token, or the ID token for `CredentialKind.idToken`.
   public var accessToken: Secret
   /// Unix seconds.
   public var expiresOn: Int64

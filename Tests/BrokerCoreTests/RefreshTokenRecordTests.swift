@@ -30,3 +30,23 @@ import Testing
     #expect(old.subject == nil && old.nonce == nil)
   }
 }
+
+/// The access-token document with the ID token of the same reply (bug-cases-3.md X08).
+@Suite struct AccessTokenRecordTests {
+  @Test func test_X08_theIDTokenAndItsExpiryRoundTrip() throws {
+    let r = AccessTokenRecord(
+      accessToken: Secret("AT"), expiresOn: 3600, scopes: ["openid"], obtainedAt: 0, idToken: Secret("a.b.c"),
+      idTokenExpiresOn: 300)
+    #expect(r.encoded().revealed.contains(#""id_token":"a.b.c","id_token_expires_on":300"#))
+    #expect(try AccessTokenRecord.decode(r.encoded(), item: "x") == r)
+  }
+
+  @Test func documentsWithoutAnIDTokenOrWithoutItsExpiryHaveNone() throws {
+    for text in [#"{"v":1,"access_token":"AT","expires_on":5,"scopes":[]}"#,
+                 #"{"v":1,"access_token":"AT","expires_on":5,"scopes":[],"id_token":"a.b.c"}"#] {
+      let r = try AccessTokenRecord.decode(Secret(text), item: "x")
+      #expect(r.idToken == nil)
+      #expect(r.idTokenExpiresOn == nil)
+    }
+  }
+}

@@ -263,6 +263,48 @@ hosts = git.corp.test
         self.assertEqual(t.returncode, 4, t.stderr)
         self.assertEqual(len(self.items_of_kind("refresh-token", "corp")), 1)
 
+    # --- bug-cases-3.md X08: kube-token = id
+
+    def exec_credential(self, *extra):
+        t = self.run_broker("token", "get", "corp", "--format", "exec-credential", *extra)
+        self.assertEqual(t.returncode, 0, t.stderr)
+        return t, json.loads(t.stdout)["status"]
+
+    def test_X08_exec_credential_carries_the_id_token_with_its_own_exp(self):
+        """Glewlwyd's ID token (a JWT for the client, from the issuer) is what exec-credential hands
+        kubectl with kube-token = id, with its `exp` as expirationTimestamp, kept next to the access
+        token; the default format still prints the access token."""
+        self.use(self.rolling, extra="kube-token = id")
+        self.assertEqual(self.device_login().returncode, 0)
+        t, status = self.exec_credential()
+        claims = jwt_claims(status["token"])
+        self.assertEqual(claims["iss"], self.rolling)
+        self.assertIn(PUBLIC, claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]])
+        self.assertEqual(status["expirationTimestamp"],
+                         time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(claims["exp"])))
+        access = self.run_broker("token", "get", "corp")
+        self.assertEqual(access.returncode, 0, access.stderr)
+        self.assertNotEqual(access.stdout.strip().decode(), status["token"])
+        [item] = self.items_of_kind("access-token", "corp")
+        self.assertEqual(json.loads(item["secret"])["id_token"], status["token"])
+        # Glewlwyd 2.7.5 answers a refresh with no id_token: exit 3, nothing on stdout, the
+        # server named, and the refresh token kept (the access token of that reply still serves).
+        rt = self.stored()["refresh_token"]
+        t2 = self.run_broker("token", "get", "corp", "--format", "exec-credential", "--force-refresh")
+        self.assertEqual(t2.returncode, 3, t2.stderr)
+        self.assertEqual(t2.stdout, b"")
+        self.assertIn(b"127.0.0.1:%d returned no ID token on refresh; the cluster needs one" % self.glw.port, t2.stderr)
+        self.assertEqual(self.stored()["refresh_token"], rt)
+        again = self.run_broker("token", "get", "corp")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assert_clean(t, t2, access, again, extra=[rt])
+
+
+def jwt_claims(token):
+    import base64
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -28,9 +28,11 @@ enum TokenCommand {
     // Checked before any token is fetched: a version kubectl would refuse is not worth a refresh.
     let execVersion = format == .execCredential ? try ExecCredentialVersion(environment: runtime.context.environment) : .v1
     let scopes = a.values("scope").flatMap(ScopeSet.split)
+    // kube-token = id: kube-apiserver's OIDC authenticator validates the ID token, not the access token.
+    let kubeID = try format == .execCredential && runtime.config().account(named: account)?.kubeToken == .id
     let token = try await runtime.accessToken(
       account: account, scopes: scopes.isEmpty ? nil : ScopeSet(scopes), minValid: try a.seconds("min-valid"),
-      forceRefresh: a.flag("force-refresh"))
+      forceRefresh: a.flag("force-refresh"), kind: kubeID ? .idToken : .accessToken)
     runtime.context.writeOutput(format.render(token, execCredential: execVersion))
     runtime.answerIsPure()  // absolute times only (expires_on, expirationTimestamp)
     return .success

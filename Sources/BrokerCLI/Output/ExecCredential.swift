@@ -40,7 +40,8 @@ enum ExecCredentialVersion: String, CaseIterable {
   }
 
   /// The ExecCredential document for `t`: `status.token` and `status.expirationTimestamp`
-  /// (RFC 3339 UTC), the same shape in both versions; ends with a newline.
+  /// (RFC 3339 UTC), the same shape in both versions; ends with a newline. For a `kube-token = id`
+  /// account `t` is the ID token with its own `exp` (`CredentialKind.idToken`).
   func render(_ t: IssuedToken) -> String {
     struct Status: Encodable {
       var token: String

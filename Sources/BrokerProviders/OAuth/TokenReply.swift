@@ -34,7 +34,7 @@ enum TokenReply {
       refreshTokenWasEmpty: b.refreshToken == "",
       scopes: scopes.isEmpty ? requested.items : scopes,
       identity: claims?.identity, tokenType: tokenType, idToken: claims,
-      receivedAt: now)
+      receivedAt: now, idTokenValue: b.idToken.flatMap { $0.isEmpty ? nil : Secret($0) })
   }
 
   private struct Body: Decodable {

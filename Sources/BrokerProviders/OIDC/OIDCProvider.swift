@@ -81,7 +81,13 @@ public struct OIDCProvider: OAuthProvider {
   public func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
     let metadata = try await discovery.metadata()
     var fields = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.revealed)]
-    if scopes != ScopeSet(account.scopes) { fields.append(("scope", scopes.items.joined(separator: " "))) }
+    if account.kubeToken == .id {
+      // Keycloak and others return an ID token on refresh only when the request asks for
+      // `openid` (keycloak/keycloak#10013): the scopes of the sign-in, `openid` among them.
+      fields.append(("scope", OIDCScopes.wire(scopes, account, metadata)))
+    } else if scopes != ScopeSet(account.scopes) {
+      fields.append(("scope", scopes.items.joined(separator: " ")))
+    }
     let account = self.account.name
     let host = TokenEndpointClient.host(of: metadata.tokenEndpoint)
     return try await client.grant(
@@ -146,7 +152,8 @@ public struct OIDCProvider: OAuthProvider {
 
 /// The `scope` parameter an OpenID Provider gets: the requested scopes; the default list cut to
 /// what the server lists in `scopes_supported` (when it lists any); `offline_access` added where
-/// the server lists it (many issue no refresh token without it).
+/// the server lists it (many issue no refresh token without it); `openid` added for
+/// `kube-token = id` (no ID token without it).
 enum OIDCScopes {
   static func wire(_ requested: ScopeSet, _ account: AccountConfig, _ metadata: OIDCMetadata) -> String {
     var items = requested.items
@@ -155,6 +162,7 @@ enum OIDCScopes {
       if requested == ScopeSet(AccountConfig.defaultScopes(.oidc)) { items = items.filter(supported.contains) }
       if supported.contains("offline_access") && !items.contains("offline_access") { items.append("offline_access") }
     }
+    if account.kubeToken == .id && !items.contains("openid") { items.insert("openid", at: 0) }
     return items.joined(separator: " ")
   }
 }

@@ -13,47 +13,58 @@ extension TokenService {
   /// - Parameters:
   ///   - minValid: seconds the token must stay valid, or nil.
   ///   - forceRefresh: skip the cache.
+  ///   - kind: `.idToken` (`kube-token = id`, `--format exec-credential`): the OpenID Connect ID
+  ///     token cached with the access token, judged by its own `exp`, for `scopes` plus `openid`;
+  ///     a refresh whose reply has none is `ProviderError.signInRequired` (after the rotated
+  ///     refresh token is stored and the access token cached).
   /// - Throws: `ConfigError.unknownAccount`; `ProviderError.signInRequired` (not signed in, refresh
   ///   token rejected: then deleted if unchanged, with the account's access tokens; or an
   ///   interactive step needed), `.unavailable`, `.rejected`, `.unsupported`; `StoreError` (a
   ///   failure to store a rotated refresh token propagates).
-  public func accessToken(account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws
-    -> IssuedToken
-  {
-    try await accessTokenAndSource(account: name, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh).token
+  public func accessToken(
+    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind = .accessToken
+  ) async throws -> IssuedToken {
+    try await accessTokenAndSource(account: name, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, kind: kind)
+      .token
   }
 
   /// `accessToken(account:scopes:minValid:forceRefresh:)`, saying whether the token is the one the
   /// cache held when the call began (`fromCache`) rather than one just refreshed, here or by
   /// another process meanwhile: a retry after a refused cached token is worth it, after a fresh
   /// one not (the SharePoint cookie exchange).
-  func accessTokenAndSource(account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool) async throws
-    -> (token: IssuedToken, fromCache: Bool)
-  {
+  func accessTokenAndSource(
+    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind = .accessToken
+  ) async throws -> (token: IssuedToken, fromCache: Bool) {
     let account = try config.requireAccount(name)
     if account.provider == .sharepoint {
       return try await sharePointBearer(account, minValid: minValid, forceRefresh: forceRefresh)
     }
-    let requested = scopes.flatMap { $0.isEmpty ? nil : $0 } ?? ScopeSet(account.scopes)
+    let requested = Self.requestedScopes(scopes, account: account, kind: kind)
     guard !requested.isEmpty else {
       throw ConfigError.invalid(
         file: "config", group: "account \(name)", key: "scopes", problem: "empty; list the scopes to request, or pass --scope")
     }
-    // Each token's margin is capped at half its lifetime (ExpiryPolicy).
+    // Each token's margin is capped at half its lifetime (ExpiryPolicy); an ID token is judged
+    // by its own `exp` and lifetime, and a record without one does not serve it.
     let needed = { (r: AccessTokenRecord) in
-      ExpiryPolicy.needed(refreshMargin: self.config.settings.refreshMargin, minValid: minValid, lifetime: r.lifetime)
+      ExpiryPolicy.needed(
+        refreshMargin: self.config.settings.refreshMargin, minValid: minValid, lifetime: r.credential(kind)?.lifetime)
     }
+    let left = { (r: AccessTokenRecord) in (r.credential(kind)?.expiresOn ?? 0) - self.time.now }
     let before = try await loadAccessRecord(name, requested)
-    let what = "'\(name)' [\(requested.items.joined(separator: " "))]"
-    if !forceRefresh, let before, before.expiresOn - time.now >= needed(before) {
-      diagnostics.note("cache hit for \(what): \(before.expiresOn - time.now) s left (\(needed(before)) s needed)")
-      return (try await fromCache(before, account: account, requested: requested), true)
+    let what = "'\(name)' [\(requested.items.joined(separator: " "))]" + (kind == .idToken ? " (ID token)" : "")
+    if !forceRefresh, let before, left(before) >= needed(before) {
+      diagnostics.note("cache hit for \(what): \(left(before)) s left (\(needed(before)) s needed)")
+      return (try await fromCache(before, account: account, requested: requested, kind: kind), true)
     }
     diagnostics.note(
       "refreshing \(what): "
         + (forceRefresh
-          ? "--force-refresh" : before.map { "cached token has \($0.expiresOn - time.now) s left, \(needed($0)) s needed" }
-            ?? "no cached token"))
+          ? "--force-refresh"
+          : before.map {
+            $0.credential(kind) == nil
+              ? "the cached access token came without an ID token" : "cached token has \(left($0)) s left, \(needed($0)) s needed"
+          } ?? "no cached token"))
 
     let provider = try makeProvider(account)  // only now: a cached token needs no provider
     let waiting = ContinuousClock.now
@@ -61,13 +72,14 @@ extension TokenService {
       diagnostics.note("took the refresh lock of '\(name)' after \(Diagnostics.milliseconds(since: waiting)) ms")
       // Another process may have refreshed while this one waited for the lock: its token is as
       // fresh as this refresh would make one (also for --force-refresh, whose own token it replaces).
-      if let stored = try await loadAccessRecord(name, requested), stored.expiresOn - time.now >= needed(stored),
+      if let stored = try await loadAccessRecord(name, requested), left(stored) >= needed(stored),
         !forceRefresh || stored.accessToken != before?.accessToken
       {
-        diagnostics.note("another process refreshed \(what) meanwhile; using its token (\(stored.expiresOn - time.now) s left)")
-        return try await fromCache(stored, account: account, requested: requested)
+        diagnostics.note("another process refreshed \(what) meanwhile; using its token (\(left(stored)) s left)")
+        return try await fromCache(stored, account: account, requested: requested, kind: kind)
       }
-      let token = try await refreshLocked(provider, account: account, requested: requested, firstForScopes: before == nil)
+      let token = try await refreshLocked(
+        provider, account: account, requested: requested, firstForScopes: before == nil, kind: kind)
       diagnostics.note("refreshed \(what): the new token is valid for \(token.expiresOn - time.now) s")
       return token
     }
@@ -76,8 +88,8 @@ extension TokenService {
 
   /// A cached access token, if the account is still signed in: an access token never outlives the
   /// sign-in (B20): no refresh token, no cached token.
-  private func fromCache(_ cached: AccessTokenRecord, account: AccountConfig, requested: ScopeSet) async throws
-    -> IssuedToken
+  private func fromCache(_ cached: AccessTokenRecord, account: AccountConfig, requested: ScopeSet, kind: CredentialKind)
+    async throws -> IssuedToken
   {
     let name = account.name
     guard let record = try await loadRefreshRecord(name) else {
@@ -85,16 +97,26 @@ extension TokenService {
       try? await dropAccessTokens(account: name)
       throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
     }
+    let handed = cached.credential(kind) ?? (cached.accessToken, cached.expiresOn, cached.lifetime)
     return IssuedToken(
-      account: name, provider: account.provider, tokenType: cached.tokenType, accessToken: cached.accessToken,
-      expiresOn: cached.expiresOn, scopes: requested.items, identity: record.identity, obtainedAt: cached.obtainedAt)
+      account: name, provider: account.provider, tokenType: kind == .idToken ? "Bearer" : cached.tokenType,
+      accessToken: handed.token, expiresOn: handed.expiresOn, scopes: requested.items, identity: record.identity,
+      obtainedAt: cached.obtainedAt)
+  }
+
+  /// The scope set a call asks for: `scopes` (default: the account's), plus `openid` for an ID
+  /// token (no OpenID Provider issues one without it).
+  public static func requestedScopes(_ scopes: ScopeSet?, account: AccountConfig, kind: CredentialKind) -> ScopeSet {
+    let requested = scopes.flatMap { $0.isEmpty ? nil : $0 } ?? ScopeSet(account.scopes)
+    guard kind == .idToken, !requested.items.contains("openid") else { return requested }
+    return ScopeSet(requested.items + ["openid"])
   }
 
   /// Re-reads the stored refresh token, refreshes and stores: under the account's refresh lock.
   /// - Parameter firstForScopes: no token was cached for `requested` (the first since the sign-in):
   ///   a short lifetime is warned about then.
   private func refreshLocked(
-    _ provider: any OAuthProvider, account: AccountConfig, requested: ScopeSet, firstForScopes: Bool
+    _ provider: any OAuthProvider, account: AccountConfig, requested: ScopeSet, firstForScopes: Bool, kind: CredentialKind
   ) async throws -> IssuedToken {
     let name = account.name
     var attempts = 0
@@ -110,7 +132,7 @@ extension TokenService {
         try provider.checkRefreshed(grant, signedIn: used)
         let token = try await issue(grant, identity: identity, requested: requested, account: account)
         if firstForScopes { warnIfShortLived(token) }
-        return token
+        return kind == .idToken ? try idToken(of: grant, with: token, account: account) : token
       } catch is SignInChanged {
         // A new sign-in finished during the refresh: refresh again with its token, once.
         if attempts < 2 { continue }
@@ -131,7 +153,33 @@ extension TokenService {
     let token = IssuedToken(
       account: name, provider: account.provider, tokenType: grant.tokenType, accessToken: grant.accessToken,
       expiresOn: grant.expiresOn, scopes: requested.items, identity: identity, obtainedAt: grant.receivedAt ?? time.now)
-    await cacheAccessToken(token, account)
+    await cacheAccessToken(token, account, idToken: grant.keptIDToken)
+    return token
+  }
+
+  /// The ID token of a refresh's `grant` as the credential handed out, `accessToken` its issued
+  /// (and cached) access token.
+  /// - Throws: `ProviderError.signInRequired` when the reply had no ID token, or one without a
+  ///   readable `exp` (the rotated refresh token is stored by then: nothing is lost);
+  ///   `.unavailable` for one already expired.
+  private func idToken(of grant: TokenGrant, with accessToken: IssuedToken, account: AccountConfig) throws -> IssuedToken {
+    let host = Providers.tokenHost(for: account)
+    guard let kept = grant.keptIDToken else {
+      diagnostics.note("the refresh reply for '\(account.name)' had no ID token with an exp; the refresh token is kept")
+      throw ProviderError.signInRequired(
+        account: account.name,
+        reason: grant.idTokenValue == nil
+          ? "\(host) returned no ID token on refresh; the cluster needs one (kube-token = id)"
+          : "\(host) returned an ID token without an expiry (exp) on refresh; the cluster needs one (kube-token = id)")
+    }
+    guard kept.expiresOn > time.now else {
+      throw ProviderError.unavailable(
+        host: host, detail: "it returned an ID token that has already expired; check the system clock and try again")
+    }
+    var token = accessToken
+    token.tokenType = "Bearer"
+    token.accessToken = kept.value
+    token.expiresOn = kept.expiresOn
     return token
   }
 

@@ -76,7 +76,7 @@ extension TokenService {
       expiresOn: grant.expiresOn, scopes: scopes.items, identity: identity?.display, obtainedAt: grant.receivedAt ?? time.now)
     if grant.expiresOn > time.now {
       warnIfShortLived(token)
-      await cacheAccessToken(token, account)
+      await cacheAccessToken(token, account, idToken: grant.keptIDToken)
     }
     return token
   }

@@ -104,16 +104,46 @@ public struct TokenService: Sendable {
     warn(warning)
   }
 
-  /// Caches `token`; a failure is only a warning (the token is good either way).
-  func cacheAccessToken(_ token: IssuedToken, _ account: AccountConfig) async {
+  /// Caches `token`, with the ID token of the same reply when it came with a readable `exp`
+  /// (`kube-token = id` hands it out); a failure is only a warning (the token is good either way).
+  func cacheAccessToken(_ token: IssuedToken, _ account: AccountConfig, idToken: KeptIDToken? = nil) async {
     let key = ItemKey.accessToken(account.name, ScopeSet(token.scopes))
     let record = AccessTokenRecord(
       accessToken: token.accessToken, expiresOn: token.expiresOn, scopes: token.scopes, tokenType: token.tokenType,
-      obtainedAt: token.obtainedAt)
+      obtainedAt: token.obtainedAt, idToken: idToken?.value, idTokenExpiresOn: idToken?.expiresOn)
     do {
       try await store.save(key, label: label(key, account), secret: record.encoded())
     } catch {
       warn("could not cache the access token of '\(account.name)' (\(error)); it will be refreshed next time")
+    }
+  }
+}
+
+/// An ID token as it is cached next to the access token of its reply.
+struct KeptIDToken: Sendable {
+  var value: Secret
+  /// Unix seconds: the token's `exp` claim.
+  var expiresOn: Int64
+}
+
+extension TokenGrant {
+  /// The reply's ID token, when it has one whose `exp` can be read (a kube-apiserver refuses one
+  /// without); nil otherwise.
+  var keptIDToken: KeptIDToken? {
+    guard let value = idTokenValue, let exp = idToken?.exp else { return nil }
+    return KeptIDToken(value: value, expiresOn: exp)
+  }
+}
+
+extension AccessTokenRecord {
+  /// What this record hands out as `kind`: the token, its expiry and its lifetime (seconds, nil
+  /// when unknown); nil for `.idToken` when no ID token is kept.
+  func credential(_ kind: CredentialKind) -> (token: Secret, expiresOn: Int64, lifetime: Int64?)? {
+    switch kind {
+    case .accessToken: return (accessToken, expiresOn, lifetime)
+    case .idToken:
+      guard let idToken, let idTokenExpiresOn else { return nil }
+      return (idToken, idTokenExpiresOn, obtainedAt.map { idTokenExpiresOn - $0 })
     }
   }
 }
