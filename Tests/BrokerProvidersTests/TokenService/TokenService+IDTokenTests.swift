@@ -30,7 +30,7 @@ import Testing
   }
 
   @Test func test_X08_theIDTokenIsHandedWithItsOwnExpAndTheAccessTokenStaysTheDefault() async throws {
-    let id1 = OIDCFixtures.idToken(aud: "corp-kube", exp: Fixtures.start + 300)
+    let id1 = OIDCFixtures.idToken(exp: Fixtures.start + 300)
     let h = try await harness([reply(at: "AT-1", idToken: id1)])
     let t = try await get(h, .idToken)
     #expect(t.accessToken == Secret(id1))
