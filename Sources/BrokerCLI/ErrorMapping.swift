@@ -38,6 +38,7 @@ enum ErrorMapping {
     case .unavailable: return .providerUnavailable
     case .rejected: return .failure
     case .unsupported: return .usage
+    case .clientRejected: return .usage  // a configuration problem (bug-cases-3 X05)
     }
   }
 }

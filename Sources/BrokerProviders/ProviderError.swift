@@ -38,6 +38,12 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
   /// (interface.md §6): often a dead refresh token (Glewlwyd answers one so), else a client the
   /// server no longer knows. Nothing is deleted for it; a new sign-in helps if it persists.
   case refusedWithoutReason(account: String, host: String, status: Int)
+  /// Exit 64. The token endpoint at `host` refused the client itself (`invalid_client`, RFC 6749
+  /// §5.2: a rotated or wrong secret, a public client sent one, the wrong `client-auth`): a
+  /// configuration problem, not a dead grant, so nothing is deleted and the same refresh token
+  /// works once the config is fixed (bug-cases-3 X05). `clientID` and `method` (`client-auth`'s
+  /// value) are the ones sent, never the secret; `detail` is the provider's hint and evidence.
+  case clientRejected(account: String, host: String, clientID: String, method: String, detail: String)
   /// Exit 64. A provider or flow that is not implemented yet; the text says what to use instead.
   case unsupported(String)
 
@@ -81,6 +87,10 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
     case .refusedWithoutReason(let account, let host, let status):
       return "\(host) refused the request for '\(account)' (HTTP \(status) without an OAuth error); "
         + "if it persists, run 'tokenbroker login \(account)'"
+    case .clientRejected(let account, let host, let clientID, let method, let detail):
+      return "\(host) rejected the client '\(clientID)' (client-auth \(method)) for '\(account)' (invalid_client); "
+        + "\(detail); the sign-in is kept: fix client-id, client-secret, device-client-id, device-client-secret "
+        + "or client-auth in the config"
     case .unsupported(let text):
       return text
     }

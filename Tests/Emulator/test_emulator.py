@@ -397,6 +397,29 @@ class FaultTest(EmulatorTest):
         with self.assertRaises(ValueError):
             self.emu.add_fault("redirect", endpoint="token")
 
+    def test_confidential_clients_must_present_their_secret(self):
+        """X05: a client in `confidential_clients` authenticates with Basic (or client_secret);
+        a rotated secret is 401 invalid_client AADSTS7000215 and the refresh token still works
+        with the new one; a public client presenting a secret is AADSTS700025."""
+        self.emu.configure(confidential_clients={CLIENT: "S3CR3T"})
+        basic = {"Authorization": "Basic " + base64.b64encode(f"{CLIENT}:S3CR3T".encode()).decode()}
+        status, dc = self.client.post("/organizations/oauth2/v2.0/devicecode", {"scope": SCOPE}, basic)
+        self.emu.approve(dc["user_code"])
+        status, body = self.client.post("/organizations/oauth2/v2.0/token",
+                                        {"grant_type": DEVICE_GRANT, "device_code": dc["device_code"]}, basic)
+        self.assertEqual(status, 200, body)
+        rt = body["refresh_token"]
+        self.emu.configure(confidential_clients={CLIENT: "N3W"})
+        status, body = self.client.post("/organizations/oauth2/v2.0/token",
+                                        {"grant_type": "refresh_token", "refresh_token": rt, "scope": SCOPE}, basic)
+        self.assertEqual((status, body["error"], body["error_codes"]), (401, "invalid_client", [7000215]))
+        status, body = self.client.token(grant_type="refresh_token", refresh_token=rt, scope=SCOPE,
+                                         client_secret="N3W")
+        self.assertEqual(status, 200, body)
+        self.emu.configure(confidential_clients=None)
+        status, body = self.client.token(grant_type="refresh_token", refresh_token=rt, scope=SCOPE, headers=basic)
+        self.assertEqual((status, body["error_codes"]), (401, [700025]))
+
     def test_grant_type_filter(self):
         self.emu.add_fault("status", endpoint="token", grant_type="refresh_token")
         dc = self.client.device_code()

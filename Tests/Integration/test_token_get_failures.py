@@ -293,5 +293,54 @@ class RefreshFailureTest(FlowTestCase):
         self.assertEqual(self.token_get(timeout=60).returncode, 0)
 
 
+
+class ClientIdentityTest(FlowTestCase):
+    """X05: the client that obtained a refresh token refreshes it, and a client the server
+    refuses (`invalid_client`) is a configuration problem, never a dead token. `provider = oidc`
+    at the emulator's tenant issuer, with `web` a confidential client (emulator option
+    `confidential_clients`)."""
+    emulator_options = {"device_code_interval": 1, "access_token_lifetime": 200,
+                        "confidential_clients": {"web": "S3CR3T"}}
+
+    def acme_config(self, secret):
+        issuer = "%s/%s/v2.0" % (self.emu.base_url, self.emu.options.tenant_id)
+        self.write_config(self.default_config() + f"""
+[account acme]
+provider = oidc
+issuer = {issuer}
+client-id = web
+client-secret = {secret}
+scopes = openid profile offline_access
+""")
+
+    def test_X05_invalid_client_on_refresh_is_exit_64_and_deletes_nothing(self):
+        """X05 step 5: the admin rotated `web`'s secret: the refresh is answered 401
+        `invalid_client`: exit 64 naming the client id and the auth method, the refresh token
+        kept; with the new secret in the config the same refresh token works."""
+        self.acme_config("S3CR3T")
+        r = self.login_and_approve("acme")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rt = self.stored_refresh_token("acme")
+        self.emu.configure(confidential_clients={"web": "N3W-S3CR3T"})
+        items = self.keyring_items("acme")
+        t = self.run_broker("token", "get", "acme", "--force-refresh", timeout=60)
+        self.assertEqual(t.returncode, 64, t.stderr)
+        self.assertEqual(t.stdout, b"")
+        self.assertEqual(len(t.stderr.splitlines()), 1, t.stderr)
+        self.assertIn(b"invalid_client", t.stderr)
+        self.assertIn(b"'web'", t.stderr)
+        self.assertIn(b"client_secret_basic", t.stderr)
+        self.assertNotIn(b"S3CR3T", t.stderr)
+        self.assertEqual(self.keyring_items("acme"), items)
+        self.assertEqual(self.stored_refresh_token("acme"), rt)
+        self.acme_config("N3W-S3CR3T")
+        # --scope: the emulator, like Entra, wants `scope` on every refresh; the account's own
+        # scopes are sent without it (RFC 6749 §6).
+        t = self.run_broker("token", "get", "acme", "--scope", "https://graph.microsoft.com/User.Read", timeout=60)
+        self.assertEqual(t.returncode, 0, t.stderr)
+        refreshes = self.refresh_requests()
+        self.assertEqual(refreshes[-1]["form"]["refresh_token"], rt)
+        self.assert_no_secret_leak(r, t)
+
 if __name__ == "__main__":
     unittest.main()

@@ -12,8 +12,9 @@ extension TokenEndpointClient {
   ///   - fields: the grant's fields, without client authentication.
   ///   - requested: the scopes asked for (the grant's scopes when the reply names none).
   ///   - onError: classifies an OAuth error reply.
-  /// - Throws: what `onError` returns; `ProviderError.unavailable` (after retries, or a reply that
-  ///   is not a token reply), `.refusedWithoutReason`.
+  /// - Throws: `ProviderError.clientRejected` for `invalid_client` (with `onError`'s hint), else
+  ///   what `onError` returns; `ProviderError.unavailable` (after retries, or a reply that is not a
+  ///   token reply), `.refusedWithoutReason`.
   func grant(
     url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String], requested: ScopeSet,
     onError: OAuthErrorClassifier
@@ -22,7 +23,13 @@ extension TokenEndpointClient {
     case .success(let body):
       return try TokenReply.grant(from: body, requested: requested, now: time.now, host: Self.host(of: url))
     case .error(let reply):
-      throw onError(reply)
+      let error = onError(reply)
+      guard reply.error == "invalid_client" else { throw error }
+      // A client problem, never a dead grant: nothing may be deleted for it (bug-cases-3 X05).
+      let detail: String
+      if case .rejected(_, _, let hint) = error as? ProviderError { detail = hint } else { detail = reply.summary }
+      throw ProviderError.clientRejected(
+        account: account, host: Self.host(of: url), clientID: client.clientID, method: client.method.rawValue, detail: detail)
     }
   }
 

@@ -97,13 +97,13 @@ import Testing
     #expect(error is RefreshTokenRejected)
   }
 
-  @Test func configProblemsAreRejectedWithAHint() async {
+  @Test func test_X05_invalidClientIsAConfigurationProblemNamingTheClient() async {
     let error = await failure(Fixtures.oauthError("invalid_client", description: "AADSTS7000218: The request body must contain the following parameter: 'client_assertion' or 'client_secret'.", codes: [7000218], status: 401))
-    guard case .rejected(_, let code, let detail) = error as? ProviderError else {
+    guard case .clientRejected(_, let host, let clientID, let method, let detail) = error as? ProviderError else {
       Issue.record("got \(String(describing: error))")
       return
     }
-    #expect(code == "invalid_client")
+    #expect(host == "login.microsoftonline.com" && clientID == Fixtures.account().clientID && method == "none")
     #expect(detail.contains("Allow public client flows"))
     #expect(detail.hasSuffix("(AADSTS7000218)"))
   }

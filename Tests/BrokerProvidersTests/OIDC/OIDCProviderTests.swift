@@ -147,6 +147,24 @@ import Testing
     }
   }
 
+  /// X05 step 5: `invalid_client` on a refresh (a rotated secret) is the client's problem: it
+  /// names the client that refreshed (the one that obtained the token) and its auth method, and is
+  /// no `RefreshTokenRejected`, so nothing is deleted.
+  @Test func test_X05_invalidClientOnRefreshNamesTheClientAndMethod() async throws {
+    let transport = OIDCFixtures.transport([
+      Fixtures.oauthError("invalid_client", description: "Invalid client secret provided.", codes: [], status: 401)
+    ])
+    let error = await #expect(throws: ProviderError.self) {
+      try await OIDCFixtures.provider(transport).refresh(Secret("RT-1"), scopes: scopes, clientID: nil)
+    }
+    guard case .clientRejected(let account, let host, let clientID, let method, _) = error else {
+      Issue.record("got \(String(describing: error))"); return
+    }
+    #expect((account, host, clientID, method) == ("corp", "idp.example.test", OIDCFixtures.clientID, "client_secret_basic"))
+    let text = error?.description ?? ""
+    #expect(text.contains("'\(OIDCFixtures.clientID)'") && text.contains("client_secret_basic") && !text.contains(OIDCFixtures.secret))
+  }
+
   /// Issue 13 item 4 for every provider: an interaction error of an OpenID Provider is a step-up
   /// for the scopes asked for, with its claims challenge; the refresh token is not rejected.
   @Test func anInteractionErrorIsAStepUpForTheRequestedScopes() async throws {

@@ -7,11 +7,12 @@ GET /{tenant}/v2.0/.well-known/openid-configuration, GET /{tenant}/discovery/v2.
 GET /common/discovery/instance.
 """
 
+import base64
 import functools
 import time
 import uuid
 from typing import NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from . import browser, tokens
 from .store import GrantError
@@ -189,7 +190,7 @@ class AzureProvider:
     @_guarded
     def devicecode(self, req, tenant):
         form = req.form
-        client_id = _required(form, "client_id")
+        client_id = self._client(req)
         dc = self.store.create_device_code(client_id, _scopes(form), tenant)
         uri = self.options.verification_uri or f"{req.base_url}/devicelogin"
         return json_response({
@@ -200,14 +201,42 @@ class AzureProvider:
 
     # -- token endpoint ------------------------------------------------------------------
 
-    @_guarded
-    def token(self, req, tenant):
+    def _client(self, req):
+        """The client of a token or device request and the secret it presented (HTTP Basic, RFC 6749
+        §2.3.1, or `client_secret` in the body), checked against `confidential_clients`: a
+        listed client must present its secret (else 401 AADSTS7000215), any other is public and
+        must present none (else 401 AADSTS700025)."""
         form = req.form
-        client_id = _required(form, "client_id")
-        if form.get("client_secret") or form.get("client_assertion"):
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        auth = req.headers.get("authorization", "")
+        if auth[:6].lower() == "basic ":
+            try:
+                pair = base64.b64decode(auth[6:].strip(), validate=True).decode()
+                basic_id, _, basic_secret = pair.partition(":")
+                basic_id, basic_secret = unquote_plus(basic_id), unquote_plus(basic_secret)
+            except ValueError:
+                raise AzureError(Refusal("invalid_client", 7000215, "Invalid client secret provided.",
+                                         status=401))
+            client_id, secret = client_id or basic_id, basic_secret
+        if not client_id:
+            client_id = _required(form, "client_id")
+        registered = (self.options.confidential_clients or {}).get(client_id)
+        if registered is not None:
+            if secret != registered:
+                raise AzureError(Refusal("invalid_client", 7000215,
+                                         "Invalid client secret provided. Ensure the secret being sent "
+                                         f"in the request is the client secret value for app '{client_id}'.",
+                                         status=401))
+        elif secret or form.get("client_assertion"):
             raise AzureError(Refusal("invalid_client", 700025, "Client is public so neither "
                                      "'client_assertion' nor 'client_secret' should be presented.",
                                      status=401))
+        return client_id
+
+    @_guarded
+    def token(self, req, tenant):
+        form = req.form
+        client_id = self._client(req)
         grant_type = _required(form, "grant_type")
         grant = {DEVICE_CODE_GRANT: self._device_code_grant,
                  "refresh_token": self._refresh_token_grant,

@@ -27,6 +27,9 @@ class Options:
     - tenant_id: the tenant GUID that domain tenants (`contoso.com`) resolve to; new users' tid.
     - google_iss_without_scheme: Google's ID tokens say `iss` without `https://`, as Google's
       sometimes do (`accounts.google.com`; here `127.0.0.1:PORT/google`).
+    - confidential_clients: {client_id: secret} of clients that must authenticate at the token
+      endpoint (HTTP Basic or `client_secret`); every other client is public and may send no
+      secret. Changing a secret here is an admin rotating it.
     """
     access_token_lifetime: int = 3600
     refresh_token_lifetime: float | None = None
@@ -39,6 +42,7 @@ class Options:
     verification_uri: str | None = None
     tenant_id: str = DEFAULT_TENANT_ID
     google_iss_without_scheme: bool = False
+    confidential_clients: dict | None = None
 
     def update(self, **changes):
         """Set options by name; unknown names and values out of range raise ValueError."""
