@@ -59,7 +59,7 @@ struct OIDCAuthCodeFlow: Sendable {
       secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes
     ) { reply in
       AuthorizationErrors.refusedCode(reply, account: account, reason: nil)
-        ?? OAuthErrors.requestError(reply, account: account, host: host, hint: OIDCErrors.hint(reply.error, host: host))
+        ?? OIDCErrors.signInError(reply, account: account, host: host)
     }
     return try await provider.withIdentity(
       grant, metadata: metadata, clientID: authorization.clientID, nonce: authorization.nonce)

@@ -61,7 +61,7 @@ public struct OIDCProvider: OAuthProvider {
     return try await client.deviceAuthorization(
       url: url, fields: [("scope", OIDCScopes.wire(scopes, self.account, metadata))],
       client: authentication(for: id, methods: metadata.tokenEndpointAuthMethods)
-    ) { OAuthErrors.requestError($0, account: account, host: host, hint: OIDCErrors.hint($0.error, host: host)) }
+    ) { OIDCErrors.signInError($0, account: account, host: host) }
   }
 
   public func pollDeviceAuthorization(_ authorization: DeviceAuthorization, scopes: ScopeSet, timeout: Int)
@@ -74,7 +74,7 @@ public struct OIDCProvider: OAuthProvider {
     let grant = try await client.pollDeviceGrant(
       authorization, url: metadata.tokenEndpoint, client: authentication(for: id, methods: metadata.tokenEndpointAuthMethods),
       requested: scopes, timeout: timeout
-    ) { OAuthErrors.requestError($0, account: account, host: host, hint: OIDCErrors.hint($0.error, host: host)) }
+    ) { OIDCErrors.signInError($0, account: account, host: host) }
     return try await withIdentity(grant, metadata: metadata, clientID: id, nonce: nil)
   }
 

@@ -43,7 +43,10 @@ extension TokenService {
   /// A sign-in without a refresh token in the reply (Google sends one only with consent, which
   /// is asked for on the first sign-in only) keeps `previous` when it belongs to the same identity
   /// and client: the grant is the same (B11's rule, at sign-in).
-  /// - Throws: `ProviderError.rejected` when there is no refresh token to keep; `StoreError`.
+  /// - Throws: `ProviderError.rejected` when there is no refresh token to keep; for an oidc
+  ///   account `.loginFailed` (exit 6) naming the issuer and what to change (bug-cases-3.md X03:
+  ///   a sign-in that stores nothing refreshable must not look like one that worked);
+  ///   `StoreError`.
   func storeSignIn(
     _ grant: TokenGrant, account: AccountConfig, scopes: ScopeSet, clientID: String?,
     previous: RefreshTokenRecord? = nil
@@ -56,6 +59,9 @@ extension TokenService {
       kept = previous.refreshToken
     }
     guard let refreshToken = grant.refreshToken ?? kept else {
+      if account.provider == .oidc {
+        throw ProviderError.loginFailed(account: name, reason: Self.noRefreshTokenReason(account, scopes: scopes))
+      }
       let hint =
         account.provider == .google
         ? "run 'tokenbroker logout \(name)', then 'tokenbroker login \(name)' (Google sends one only with consent, asked for on a first sign-in)"
@@ -79,5 +85,18 @@ extension TokenService {
       await cacheAccessToken(token, account, idToken: grant.keptIDToken)
     }
     return token
+  }
+
+  /// Why an oidc sign-in without a refresh token failed, and what to change: Okta, Dex and Auth0
+  /// issue one only for `offline_access` (and Okta only with the Refresh Token grant allowed,
+  /// Auth0 with "Allow Offline Access"; bug-cases-3.md X03).
+  static func noRefreshTokenReason(_ account: AccountConfig, scopes: ScopeSet) -> String {
+    let host = Providers.tokenHost(for: account)
+    let products = "Okta: also allow the Refresh Token grant; Auth0: Allow Offline Access"
+    guard scopes.items.contains("offline_access") else {
+      return "\(host) issued no refresh token; add offline_access to scopes (\(products))"
+    }
+    return "\(host) issued no refresh token although offline_access was asked for; "
+      + "allow client-id \(account.clientID ?? "") to hold refresh tokens there (\(products))"
   }
 }
