@@ -1,4 +1,5 @@
 import BrokerCore
+import Foundation
 import Testing
 
 @testable import BrokerStore
@@ -41,7 +42,60 @@ struct LibsecretStoreTests {
     #expect(try await store.itemCount(key) == 0)
   }
 
+  /// Issue 18: items with tokenbroker's attributes but another schema (`xdg:schema` of an older
+  /// writer, or none: secret-tool's `org.freedesktop.Secret.Generic`), made here with secret-tool.
+  /// They were invisible to every operation, so `logout` left them. Now `keys` lists them and
+  /// `delete` removes them (logout and revoke remove every copy); `load` never takes one for
+  /// tokenbroker's item, whether it is alone or newer, and leaves it, and `save` leaves it too (it
+  /// may hold a refresh token, which only logout, revoke or invalid_grant delete).
+  @Test func issue18ItemsOfAnotherSchemaAreListedAndDeletedButNeverRead() async throws {
+    let key = ItemKey.refreshToken(uniqueAccount("foreign"))
+    try secretTool(store: key, schema: nil, secret: "RT_generic")
+    try secretTool(store: key, schema: "org.example.Older", secret: "RT_older")
+    #expect(try secretToolCount(key) == 2)
+    #expect(try await store.keys(account: key.account) == [key])
+    #expect(try await store.load(key) == nil)
+    try await store.save(key, label: key.label(provider: "azure"), secret: Secret("RT_ours"))
+    try secretTool(store: key, schema: "org.example.Newer", secret: "RT_newer")
+    #expect(try await store.load(key) == Secret("RT_ours"))
+    #expect(try secretToolCount(key) == 4)
+    try await store.delete(key)
+    #expect(try secretToolCount(key) == 0)
+    #expect(try await store.keys(account: key.account) == [])
+  }
+
   @Test func versionNamesLibsecret() {
     #expect(LibsecretStore.libraryVersion.hasPrefix("libsecret 0."))
   }
+}
+
+/// Stores an item with `key`'s attributes and `schema` as its `xdg:schema` (nil: none, so
+/// gnome-keyring names it `org.freedesktop.Secret.Generic`), as another program would: secret-tool.
+private func secretTool(store key: ItemKey, schema: String?, secret: String) throws {
+  let attributes = (schema.map { ["xdg:schema", $0] } ?? []) + key.attributes.flatMap { [$0.0, $0.1] }
+  let r = try run(["store", "--label", "another writer"] + attributes, input: secret)
+  #expect(r.status == 0, "\(r.output)")
+}
+
+/// How many items secret-tool finds with `key`'s attributes, of any schema.
+private func secretToolCount(_ key: ItemKey) throws -> Int {
+  let r = try run(["search", "--all"] + key.attributes.flatMap { [$0.0, $0.1] }, input: "")
+  return r.output.split(separator: "\n").filter { $0.hasPrefix("[/") }.count
+}
+
+private func run(_ arguments: [String], input: String) throws -> (status: Int32, output: String) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: "/usr/bin/secret-tool")
+  process.arguments = arguments
+  let stdin = Pipe()
+  let stdout = Pipe()
+  process.standardInput = stdin
+  process.standardOutput = stdout
+  process.standardError = stdout
+  try process.run()
+  stdin.fileHandleForWriting.write(Data(input.utf8))
+  try stdin.fileHandleForWriting.close()
+  let data = stdout.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }

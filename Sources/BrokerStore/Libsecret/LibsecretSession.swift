@@ -35,7 +35,9 @@ final class LibsecretSession {
   /// The search passes no schema: gnome-keyring matches the items of a keyring that is locked on
   /// disk (not unlocked since the daemon started) by hashed attributes, and `xdg:schema` is not
   /// among them, so a schema search would miss them and report "absent". Unlocked items whose
-  /// `xdg:schema` names another schema are dropped instead.
+  /// `xdg:schema` names another schema (an older writer's, secret-tool's Generic) are dropped
+  /// unless `anySchema`: reading never takes them for tokenbroker's items, but `keys` and
+  /// `delete` must see them, or `logout` leaves such copies behind (issue 18).
   ///
   /// An item deleted between the service's answer and the load of its properties (a `logout`
   /// racing this call) fails the whole libsecret search; the search is then made again, after a
@@ -44,7 +46,7 @@ final class LibsecretSession {
   /// quick attempts and then eight, about 0.6 s: `token get` exited 5). The same error after
   /// that is not a race but a broken item or service, and is reported as it is, long before the
   /// store's own deadline.
-  func search(_ attributes: [(String, String)]) throws(StoreError) -> [LibsecretItem] {
+  func search(_ attributes: [(String, String)], anySchema: Bool = false) throws(StoreError) -> [LibsecretItem] {
     let table = AttributeTable(attributes)
     var pause: UInt32 = 10_000  // µs
     let retryUntil = MonotonicClock.milliseconds + Self.searchRetryMilliseconds
@@ -66,6 +68,7 @@ final class LibsecretSession {
         continue
       }
       try check(error)
+      if anySchema { return items }
       let schema = String(cString: cbroker_token_schema().pointee.name)
       return items.filter { $0.isLocked || ($0.attributes["xdg:schema"] ?? schema) == schema }
     }

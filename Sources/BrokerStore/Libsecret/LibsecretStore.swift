@@ -18,6 +18,10 @@ internal import Dispatch
 ///   gets `.timedOut` 2 s later while the stuck call keeps the libsecret queue.
 /// - Duplicates (same attributes): `load` uses the newest (`Modified`) and deletes the other
 ///   unlocked ones; `save` leaves only the item it wrote.
+/// - Items with tokenbroker's attributes but another schema (`xdg:schema` of an older writer or
+///   another tool; none: gnome-keyring's `org.freedesktop.Secret.Generic`) are never read as
+///   tokenbroker's and never touched by `load` or `save` (such an item may hold a refresh token);
+///   `keys` lists them and `delete` deletes them, so `logout` and `revoke` leave no copy behind.
 /// - An item that vanishes under an operation (another process deleted it between the search and
 ///   the next call on it: a `logout` racing a `token get`) is absent, never a keyring failure:
 ///   `load` searches again, `delete` counts it deleted, `save` counts its write done.
@@ -97,13 +101,13 @@ public final class LibsecretStore: SecretStore {
     }
   }
 
-  /// Deletes every unlocked item matching `key`; succeeds when there is none.
+  /// Deletes every unlocked item matching `key`, of any schema; succeeds when there is none.
   /// - Throws: `.locked` when a matching item is locked (after deleting the unlocked ones), or
   ///   none matches while the default collection is locked;
   ///   `.unavailable`, `.timedOut`, `.backend`.
   public func delete(_ key: ItemKey) async throws {
     try await perform { session throws(StoreError) in
-      let items = try session.search(key.attributes)
+      let items = try session.search(key.attributes, anySchema: true)
       var sawLocked = false
       for item in items {
         if item.isLocked { sawLocked = true } else { try session.delete(item) }
@@ -113,9 +117,9 @@ public final class LibsecretStore: SecretStore {
     }
   }
 
-  /// The keys of all items with `application = tokenbroker` (and `account`, when given), locked
-  /// ones included when their attributes are readable (a collection locked after it was unlocked
-  /// in this session), sorted by description.
+  /// The keys of all items with `application = tokenbroker` (and `account`, when given), of any
+  /// schema (what `delete` removes), locked ones included when their attributes are readable (a
+  /// collection locked after it was unlocked in this session), sorted by description.
   /// - Throws: `.locked` when a locked item shows only hashed attributes (a keyring still locked
   ///   on disk) or nothing matches while the default collection is locked; `.unavailable`,
   ///   `.timedOut`, `.backend`.
@@ -124,7 +128,7 @@ public final class LibsecretStore: SecretStore {
     if let account { query.append(("account", account)) }
     return try await perform { [query] session throws(StoreError) in
       var keys = Set<ItemKey>()
-      let items = try session.search(query)
+      let items = try session.search(query, anySchema: true)
       for item in items {
         let a = item.attributes
         guard let account = a["account"], let kind = a["kind"].flatMap(ItemKind.init(rawValue:)) else {
