@@ -538,6 +538,14 @@ class GenericOIDCTest(EmulatorTest):
         self.assertEqual(status, 200, body)
         return body
 
+    def test_a_client_without_offline_access_gets_no_refresh_token_at_sign_in(self):
+        self.emu.oidc.configure(path="/application/o/app", sign_in_refresh_tokens=False)
+        body = self.sign_in()
+        self.assertIn("access_token", body)
+        self.assertNotIn("refresh_token", body)
+        self.emu.oidc.configure(path="/application/o/app")
+        self.assertIn("refresh_token", self.sign_in())
+
     def test_discovery_at_the_issuer_path_only_and_no_double_slash(self):
         self.emu.oidc.configure(path="/application/o/app/")
         status, _, text = self.client.request("/application/o/app/.well-known/openid-configuration")

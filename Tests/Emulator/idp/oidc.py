@@ -52,17 +52,23 @@ class GenericOIDC:
         self.rfc8414 = False
         self.oidc_location = True
         self.id_token_script = []
+        self.sign_in_refresh_tokens = True
 
     def configure(self, path, issuer=None, document_issuer=None, id_token_iss=None,
-                  iss_parameter=False, response_iss=None, rfc8414=False, oidc_location=True):
+                  iss_parameter=False, response_iss=None, rfc8414=False, oidc_location=True,
+                  sign_in_refresh_tokens=True):
         """Serve an issuer at `path` ("/" for an origin-only issuer). `issuer` (default: base URL +
         path) is what ID tokens name; `document_issuer` what discovery names (default `issuer`);
         `id_token_iss` the ID tokens' `iss` (default `issuer`); `iss_parameter` advertises RFC 9207
         and adds `response_iss` (default `issuer`) to redirects; `rfc8414` serves the RFC 8414
-        location too; `oidc_location=False` answers 404 at the OpenID location. Returns self."""
+        location too; `oidc_location=False` answers 404 at the OpenID location;
+        `sign_in_refresh_tokens=False` answers sign-ins without `refresh_token` (a client not allowed
+        offline access: Okta without the Refresh Token grant, Auth0 without "Allow Offline
+        Access"; bug-cases-3 X03). Returns self."""
         self.path, self.issuer, self.document_issuer = path, issuer, document_issuer
         self.id_token_iss, self.iss_parameter, self.response_iss = id_token_iss, iss_parameter, response_iss
         self.rfc8414, self.oidc_location = rfc8414, oidc_location
+        self.sign_in_refresh_tokens = sign_in_refresh_tokens
         return self
 
     def script_id_tokens(self, replies):
@@ -165,7 +171,7 @@ class GenericOIDC:
         at = self.store.issue_access_token(user, client_id, scopes, user.tid, rt.family)
         body = {"access_token": at.token, "token_type": "Bearer",
                 "expires_in": int(self.options.access_token_lifetime), "scope": " ".join(scopes)}
-        mode = self.options.refresh_token_mode if refresh else "rotate"
+        mode = self.options.refresh_token_mode if refresh else "rotate" if self.sign_in_refresh_tokens else "omit"
         if mode in ("rotate", "same"):
             body["refresh_token"] = rt.token
         elif mode == "empty":
