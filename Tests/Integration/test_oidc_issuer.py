@@ -86,6 +86,23 @@ flow = device-code
         self.assertFalse(self.emu.requests(grant_type="authorization_code"))
         self.assertIsNone(self.stored_refresh_token("app4"))
 
+    def test_X06_discovery_answered_with_html_is_exit_64_and_not_cached(self):
+        """X06 step 5: the discovery document answered 200 text/html (a proxy's page): exit 64
+        saying so (HTML, a proxy?), nothing signed in; the page is not cached, so the next
+        login fetches the document again and signs in."""
+        base = self.emu.base_url
+        self.emu.oidc.configure(path=AUTHENTIK)
+        self.write_config(self.oidc_config(base + AUTHENTIK))
+        self.emu.add_fault("html", "oidc.discovery", status=200)
+        r = self.run_broker("login", "app", "--device-code", timeout=60)
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn(b"HTTP 200 with text/html, not JSON (HTML, a proxy?)", r.stderr)
+        self.assertNotIn(b"enter the code", r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        r = self.oidc_login()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([q["fault"] for q in self.emu.requests(endpoint="oidc.discovery")], ["html", None])
+
     def test_X01_origin_issuer_and_rfc8414_only_after_404(self):
         base = self.emu.base_url
         # 5. Auth0's shape: an origin with a slash; discovery is GET /.well-known/openid-configuration.

@@ -183,8 +183,8 @@ struct TokenEndpointClient: Sendable {
   }
 }
 
-/// Decodes from any JSON object, and from nothing else.
-private struct JSONObjectProbe: Decodable {
+/// Decodes from any JSON object, and from nothing else (token replies, discovery documents).
+struct JSONObjectProbe: Decodable {
   private struct AnyKey: CodingKey {
     var stringValue: String
     var intValue: Int? { nil }

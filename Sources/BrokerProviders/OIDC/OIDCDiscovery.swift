@@ -39,20 +39,30 @@ struct OIDCDiscovery: Sendable {
     {
       return metadata
     }
+    // A 200 page that is not JSON (a proxy's or portal's, X06) is said, and never cached.
+    var notJSON: String?
     for url in documentURLs {
-      guard let body = try await fetch(url) else { continue }
-      guard let metadata = OIDCMetadata.parse(body, overrides: account.endpoints) else { continue }
+      guard let response = try await fetch(url) else { continue }
+      let body = response.body
+      guard let metadata = OIDCMetadata.parse(body, overrides: account.endpoints) else {
+        if notJSON == nil, JSONText.decode(JSONObjectProbe.self, bytes: body) == nil {
+          let type = TokenEndpointClient.mediaType(response.header("Content-Type"))
+          notJSON = "; \(TokenEndpointClient.host(of: url)) answered HTTP 200 with \(type), not JSON (HTML, a proxy?): "
+            + "a proxy or portal may be intercepting"
+        }
+        continue
+      }
       guard metadata.issuer == issuer else { throw mismatch(metadata.issuer) }
       await cache.save(issuer: issuer, document: CachedDocument(body: body, fetchedAt: now))
       return metadata
     }
     throw invalid(
-      "no discovery document for '\(issuer)' (tried \(documentURLs.joined(separator: " and "))); "
+      "no discovery document for '\(issuer)' (tried \(documentURLs.joined(separator: " and ")))\(notJSON ?? ""); "
         + "check the issuer URL (it is printed on the provider's OpenID Connect settings page)")
   }
 
-  /// The body of a 200, nil for an answer that means "not here" (404 and other 4xx).
-  private func fetch(_ url: String) async throws -> [UInt8]? {
+  /// A 200 answer, nil for an answer that means "not here" (404 and other 4xx).
+  private func fetch(_ url: String) async throws -> HTTPResponse? {
     let host = TokenEndpointClient.host(of: url)
     let request = HTTPRequest(
       method: "GET", url: url, headers: [HTTPHeader("Accept", "application/json")], caFiles: caFiles)
@@ -68,7 +78,7 @@ struct OIDCDiscovery: Sendable {
       throw ProviderError.unavailable(
         host: host, detail: "its discovery document answered HTTP \(response.status); try again later")
     }
-    return response.status == 200 ? response.body : nil
+    return response.status == 200 ? response : nil
   }
 
   /// Both values quoted, so a one-character difference shows; for one that is only a

@@ -57,6 +57,24 @@ import Testing
     await #expect(throws: ConfigError.self) { try await OIDCFixtures.provider(transport).discovery.metadata() }
   }
 
+  /// X06 step 5: discovery answered 200 HTML is exit 64 saying so, and nothing is cached (the
+  /// next run fetches again).
+  @Test func test_X06_anHTMLDiscoveryAnswerIsSaidAndNotCached() async throws {
+    let cache = MemoryDiscoveryCache()
+    let transport = FakeTransport { _, _ in
+      HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/html")], body: Array("<html>portal</html>".utf8))
+    }
+    for run in 1...2 {
+      let error = await #expect(throws: ConfigError.self) {
+        try await OIDCFixtures.provider(transport, cache: cache).discovery.metadata()
+      }
+      let text = "\(String(describing: error))"
+      #expect(text.contains("HTTP 200 with text/html, not JSON (HTML, a proxy?)"))
+      #expect(text.contains(OIDCFixtures.issuer))
+      #expect(transport.requests.count == 2 * run)
+    }
+  }
+
   @Test func anUnreachableOrFailingServerIsUnavailable() async throws {
     for reply in [FakeTransport.Reply.failure(.cannotConnect(host: "idp.example.test")), .text("", status: 503)] {
       let transport = FakeTransport([reply])
