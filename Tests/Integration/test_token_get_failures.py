@@ -6,6 +6,7 @@ Bug cases (reference/bug-cases.md): B12 (terminal invalid_grant: exit 3 at once,
 B29 (no secret in any message, also with --verbose); interface.md §6 (what is deleted when).
 Access tokens live 200 s here (< refresh-margin 300), so every `token get` refreshes.
 """
+import json
 import socket
 import threading
 import unittest
@@ -312,6 +313,32 @@ client-id = web
 client-secret = {secret}
 scopes = openid profile offline_access
 """)
+
+    def test_X05_the_public_device_client_obtains_and_refreshes_without_a_secret(self):
+        """X05 steps 1-2: with `device-client-id = cli` and an empty `device-client-secret`,
+        the device request and polls carry `client_id=cli` and no client authentication; the
+        stored record names `cli`, and the refresh is sent as `cli` without a secret."""
+        self.acme_config("S3CR3T")
+        with open(self.config_path, "a") as f:
+            f.write("device-client-id = cli\ndevice-client-secret =\n")
+        r = self.login_and_approve("acme")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        sent = self.emu.requests(endpoint="devicecode") + self.emu.requests(
+            grant_type="urn:ietf:params:oauth:grant-type:device_code")
+        self.assertTrue(sent)
+        for q in sent:
+            self.assertEqual(q["form"].get("client_id"), "cli")
+            self.assertNotIn("client_secret", q["form"])
+            self.assertNotIn("authorization", {k.lower() for k in q["headers"]})
+        [item] = self.items_of_kind("refresh-token", "acme")
+        self.assertEqual(json.loads(item["secret"]).get("client_id"), "cli")
+        t = self.run_broker("token", "get", "acme", "--scope", "https://graph.microsoft.com/User.Read", timeout=60)
+        self.assertEqual(t.returncode, 0, t.stderr)
+        refresh = self.refresh_requests()[-1]
+        self.assertEqual(refresh["form"].get("client_id"), "cli")
+        self.assertNotIn("client_secret", refresh["form"])
+        self.assertNotIn("authorization", {k.lower() for k in refresh["headers"]})
+        self.assert_no_secret_leak(r, t)
 
     def test_X05_invalid_client_on_refresh_is_exit_64_and_deletes_nothing(self):
         """X05 step 5: the admin rotated `web`'s secret: the refresh is answered 401
