@@ -35,7 +35,7 @@ enum ErrorMapping {
     switch e {
     case .signInRequired, .stepUpRequired, .refusedWithoutReason: return .signInRequired
     case .declined, .deviceCodeExpired, .loginTimedOut, .loginFailed: return .loginIncomplete
-    case .unavailable: return .providerUnavailable
+    case .unavailable, .throttled: return .providerUnavailable
     case .rejected: return .failure
     case .unsupported: return .usage
     case .clientRejected: return .usage  // a configuration problem (bug-cases-3 X05)

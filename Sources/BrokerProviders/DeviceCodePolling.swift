@@ -6,8 +6,9 @@ enum PollOutcome: Sendable {
   case granted(TokenGrant)
   /// `authorization_pending`: ask again after `interval`.
   case pending
-  /// `slow_down`: add 5 s to the interval, or take the server's `interval` if larger.
-  case slowDown(serverInterval: Int?)
+  /// `slow_down`, or a 429 (Auth0 and Okta throttle polling so): add 5 s to the interval, or take
+  /// the server's `interval` if larger, and wait at least `retryAfter` seconds this once.
+  case slowDown(serverInterval: Int?, retryAfter: Int? = nil)
   /// 5xx, 429, timeouts, connection failures: ask again later, never sooner than `interval`.
   case transient(what: String, remedy: String, retryAfter: Double?)
   /// An answer that is not the OAuth server's (a proxy's page, a redirect): asked again like a
@@ -82,10 +83,10 @@ struct DeviceCodePolling: Sendable {
         }
         lastFailure = ("HTTP \(status) without OAuth JSON", "a proxy or portal may be intercepting, check the proxy settings")
         gap = interval
-      case .slowDown(let serverInterval):
+      case .slowDown(let serverInterval, let retryAfter):
         lastFailure = nil
         interval = max(interval + Self.slowDownStep, Double(serverInterval ?? 0))
-        gap = interval
+        gap = max(interval, Double(retryAfter ?? 0))
       case .transient(let what, let remedy, let retryAfter):
         lastFailure = (what, remedy)
         interval = min(interval * 2, max(interval, Self.transientCap))

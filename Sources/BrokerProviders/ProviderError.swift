@@ -30,6 +30,11 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
   /// connection failure (`HTTPError`), or a reply that is not the JSON it should be (a proxy's
   /// HTML page). `detail` is one phrase of what happened and what to do.
   case unavailable(host: String, detail: String)
+  /// Exit 4. The provider at `host` throttled requests for `account` (HTTP 429, or a reply it
+  /// documents as throttling: Entra's AADSTS50196 request-loop detection; interface.md §6). No
+  /// refresh of the account is sent for `seconds` more, by any caller; nothing is deleted.
+  /// `reason` is what the provider said (the OAuth summary or the status), never a token.
+  case throttled(account: String, host: String, seconds: Int, reason: String)
   /// Exit 1. The provider refused the request for a reason the user must fix in the config or the
   /// app registration (`invalid_client`, `invalid_scope`, `unauthorized_client`, …). `error` is the
   /// OAuth `error` value; `detail` says what to check and ends with the AADSTS code if there is one.
@@ -82,6 +87,9 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
       return "the sign-in to '\(account)' did not complete: \(reason); run 'tokenbroker login \(account)' again"
     case .unavailable(let host, let detail):
       return "the identity provider '\(host)' could not be used: \(detail)"
+    case .throttled(let account, let host, let seconds, let reason):
+      return "the identity provider '\(host)' is throttling requests for '\(account)' (\(reason)); "
+        + "the sign-in is kept and nothing is sent for it for \(seconds) s; try again in \(seconds) s"
     case .rejected(let account, let error, let detail):
       return "the identity provider rejected the request for '\(account)' (\(error)); \(detail)"
     case .refusedWithoutReason(let account, let host, let status):

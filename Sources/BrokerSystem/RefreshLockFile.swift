@@ -3,7 +3,9 @@ import Glibc
 
 /// `RefreshLock` over `refresh-ACCOUNT.lock` files in the runtime directory (interface.md §2),
 /// each held with `flock` on its own open file description: released when the body ends or the
-/// process dies, and exclusive between tasks of one process as between processes.
+/// process dies, and exclusive between tasks of one process as between processes. A throttling
+/// provider's hold is the file `refresh-ACCOUNT.hold` beside it (`RefreshHoldFile`), so every
+/// process of the user honours it, the agent's and those without one.
 public struct RefreshLockFile: RefreshLock {
   let directory: String
   /// How long to wait for another holder, in seconds (a refresh is bounded by HTTP timeouts).
@@ -34,14 +36,23 @@ public struct RefreshLockFile: RefreshLock {
     }
     return try await body()
   }
+
+  public func hold(account: String, now: Int64) -> RefreshHold? {
+    RefreshHoldFile.read(LockFiles.path(directory, prefix: "refresh-", account: account, suffix: ".hold"), now: now)
+  }
+
+  public func setHold(_ hold: RefreshHold?, account: String) {
+    RefreshHoldFile.write(hold, to: LockFiles.path(directory, prefix: "refresh-", account: account, suffix: ".hold"))
+  }
 }
 
 /// Lock files named after an account in the runtime directory.
 enum LockFiles {
-  /// `DIRECTORY/PREFIXACCOUNT.lock`, with every character but letters, digits and `-_.` as `_`.
-  static func path(_ directory: String, prefix: String, account: String) -> String {
+  /// `DIRECTORY/PREFIXACCOUNTSUFFIX`, with every character of the account name but letters,
+  /// digits and `-_.` as `_`.
+  static func path(_ directory: String, prefix: String, account: String, suffix: String = ".lock") -> String {
     let safe = String(account.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "_" })
-    return directory + "/" + prefix + safe + ".lock"
+    return directory + "/" + prefix + safe + suffix
   }
 
   /// Opens (creating 0600, never through a symbolic link) a lock file. - Throws: `SystemError.call`.

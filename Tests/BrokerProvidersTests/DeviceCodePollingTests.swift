@@ -54,6 +54,19 @@ import Testing
     #expect(time.sleeps == [10])
   }
 
+  /// X07: Auth0 and Okta throttle polling with a plain 429: slow down as for `slow_down`, and
+  /// wait at least the server's `Retry-After` this once.
+  @Test func X07_a429WhilePollingSlowsDown() async throws {
+    let time = FakeTime(now: Fixtures.start)
+    let transport = FakeTransport([
+      .json(#"{"error":"too_many_requests"}"#, status: 429, headers: [HTTPHeader("Retry-After", "20")]),
+      .json("{}", status: 429),
+      Fixtures.oauthError("authorization_pending"), Fixtures.tokenReply(),
+    ])
+    _ = try await Fixtures.provider(transport, time).pollDeviceAuthorization(authorization(), scopes: scopes, timeout: 300)
+    #expect(time.sleeps == [20, 15, 15])
+  }
+
   @Test func missingIntervalDefaultsToFiveSeconds() async throws {
     let time = FakeTime(now: Fixtures.start)
     let transport = FakeTransport([

@@ -420,6 +420,22 @@ class FaultTest(EmulatorTest):
         status, body = self.client.token(grant_type="refresh_token", refresh_token=rt, scope=SCOPE, headers=basic)
         self.assertEqual((status, body["error_codes"]), (401, [700025]))
 
+    def test_request_loop_and_extra_headers(self):
+        """X07: Entra's AADSTS50196 throttle body, and any header on a faulty answer (an
+        HTTP-date `Retry-After`, Okta's `X-Rate-Limit-Reset`)."""
+        self.emu.add_fault("request_loop", endpoint="token")
+        self.emu.add_fault("html", endpoint="token", status=429,
+                           headers={"Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT", "X-Rate-Limit-Reset": 42})
+        status, headers, text = self.client.request("/common/oauth2/v2.0/token", form={})
+        body = json.loads(text)
+        self.assertEqual((status, body["error"], body["error_codes"]), (400, "invalid_grant", [50196]))
+        self.assertTrue(body["error_description"].startswith("AADSTS50196: "))
+        self.assertNotIn("Retry-After", headers)
+        status, headers, _ = self.client.request("/common/oauth2/v2.0/token", form={})
+        self.assertEqual((status, headers["Retry-After"], headers["X-Rate-Limit-Reset"]),
+                         (429, "Sun, 06 Nov 1994 08:49:37 GMT", "42"))
+        self.assertEqual(headers["Content-Type"].split(";")[0], "text/html")
+
     def test_grant_type_filter(self):
         self.emu.add_fault("status", endpoint="token", grant_type="refresh_token")
         dc = self.client.device_code()

@@ -25,6 +25,7 @@ enum AzureErrors {
   /// `interaction_required`, `consent_required` and `login_required`: `.stepUpRequired` for the
   /// requested `scopes`, with the server's claims challenge.
   static func refreshError(_ reply: OAuthErrorReply, account: String, host: String, scopes: ScopeSet) -> any Error {
+    if let throttle = throttle(reply, account: account, host: host) { return throttle }
     let stepUp = ProviderError.stepUpRequired(
       account: account, reason: interactionReason(reply), scopes: scopes.items, claims: reply.claims)
     switch reply.error {
@@ -42,8 +43,20 @@ enum AzureErrors {
   /// Any other error reply: transient server codes become `.unavailable`, the rest `.rejected`
   /// with what to fix.
   static func requestError(_ reply: OAuthErrorReply, account: String, host: String) -> ProviderError {
-    OAuthErrors.requestError(
+    if let throttle = throttle(reply, account: account, host: host) { return throttle }
+    return OAuthErrors.requestError(
       reply, account: account, host: host, hint: codeHint(reply.numericCodes) ?? errorHint(reply.error))
+  }
+
+  /// AADSTS50196, Entra's request-loop detection: sent as `invalid_grant` to user-facing calls,
+  /// but documented as throttling, not a dead grant (bug-cases-3.md X07; Microsoft's Entra
+  /// breaking-changes notes): `.throttled` for the reply's `Retry-After`, else
+  /// `ThrottleWait.requestLoopSeconds`. Nil for any other reply.
+  static func throttle(_ reply: OAuthErrorReply, account: String, host: String) -> ProviderError? {
+    guard reply.numericCodes.contains(50196) else { return nil }
+    return .throttled(
+      account: account, host: host, seconds: reply.retryAfter ?? ThrottleWait.requestLoopSeconds,
+      reason: "Entra ID detected a request loop: \(reply.summary)")
   }
 
   static func needsInteraction(_ reply: OAuthErrorReply) -> Bool {

@@ -23,6 +23,8 @@ struct OAuthErrorReply: Sendable, Equatable {
   var detailLine: String?
   /// The HTTP status it came with.
   var status: Int
+  /// Seconds the reply's headers ask the client to wait (`ThrottleWait.seconds`), or nil.
+  var retryAfter: Int? = nil
 
   /// What to show: `error[, suberror], AADSTS…` or, without codes, `error: first line`.
   var summary: String {

@@ -75,6 +75,8 @@ extension TokenEndpointClient {
         return .transient(what: what, remedy: remedy, retryAfter: retryAfter)
       case .stray(let status, let error):
         return .stray(status: status, error: error)
+      case .throttled(_, let seconds):
+        return .slowDown(serverInterval: nil, retryAfter: seconds)
       case .failed(let error):
         throw error
       }

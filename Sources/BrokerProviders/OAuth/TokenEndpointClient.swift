@@ -12,9 +12,13 @@ enum EndpointReply: Sendable {
 /// The result of one attempt.
 enum EndpointExchange: Sendable {
   case reply(EndpointReply)
-  /// Worth another try: 5xx, 408, 429, timeouts and connection failures. `what` names the failure,
+  /// Worth another try: 5xx, 408, timeouts and connection failures. `what` names the failure,
   /// `remedy` what the user can do; `retryAfter` is the server's `Retry-After` in seconds, capped.
   case transient(what: String, remedy: String, retryAfter: Double?)
+  /// HTTP 429 other than a polling signal: the server asks the client to slow down. Never retried
+  /// at once (retries prolong a throttle, bug-cases-3.md X07): `seconds` is how long the server
+  /// asked for (`ThrottleWait`), nil when it named no time.
+  case throttled(what: String, seconds: Int?)
   /// Not worth another try, and not an OAuth reply (a TLS failure, a bare 400/401).
   case failed(ProviderError)
   /// An answer that is not the OAuth server's JSON (a proxy's or portal's page, a redirect, which
@@ -46,11 +50,12 @@ struct TokenEndpointClient: Sendable {
   }
 
   /// POSTs `fields` as `client`, retrying transient failures with backoff (1 s, 2 s, … or
-  /// `Retry-After`).
+  /// `Retry-After`); a 429 is not retried.
   /// - Parameter secrets: secret values among `fields`, redacted from any text shown (the
   ///   client's secret is added).
   /// - Throws: `ProviderError.unavailable` after the last attempt or for a reply that is not OAuth
-  ///   JSON; `.refusedWithoutReason` for a 400/401 without an OAuth error body; `CancellationError`.
+  ///   JSON; `.throttled` for a 429 (the server's wait, or `ThrottleWait.defaultSeconds`);
+  ///   `.refusedWithoutReason` for a 400/401 without an OAuth error body; `CancellationError`.
   func post(
     url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String], expectsJSON: Bool = true
   ) async throws -> EndpointReply {
@@ -59,6 +64,9 @@ struct TokenEndpointClient: Sendable {
       switch try await exchange(url: url, fields: fields, client: client, secrets: secrets, expectsJSON: expectsJSON) {
       case .reply(let reply): return reply
       case .failed(let error), .stray(_, let error): throw error
+      case .throttled(let what, let seconds):
+        throw ProviderError.throttled(
+          account: account, host: Self.host(of: url), seconds: seconds ?? ThrottleWait.defaultSeconds, reason: what)
       case .transient(let what, let remedy, let retryAfter):
         guard attempt < maxAttempts else {
           let tries = maxAttempts == 1 ? "" : " after \(maxAttempts) attempts"
@@ -95,18 +103,23 @@ struct TokenEndpointClient: Sendable {
     if (300..<400).contains(status) {
       return .stray(status: status, error: Self.redirected(host: host, status: status, location: response.header("Location")))
     }
+    let wait = ThrottleWait.seconds(response, now: time.now)
+    var oauth = OAuthErrorReply.parse(response.body, status: status, secrets: secrets)
+    oauth?.retryAfter = wait
     if (200..<300).contains(status) {
       // "Some unorthodox servers respond 200 in error case" (golang/oauth2): an `error` wins.
-      if let oauth = OAuthErrorReply.parse(response.body, status: status, secrets: secrets) { return .reply(.error(oauth)) }
+      if let oauth { return .reply(.error(oauth)) }
       // Whatever the Content-Type says (text/plain JSON is accepted), the body decides.
       if expectsJSON && !response.body.isEmpty && JSONText.decode(JSONObjectProbe.self, bytes: response.body) == nil {
         return .stray(status: status, error: Self.unexpectedReply(host: host, status: status, contentType: contentType))
       }
       return .reply(.success(response.body))
     }
-    let oauth = OAuthErrorReply.parse(response.body, status: status, secrets: secrets)
     let pollingSignal = oauth.map { ["slow_down", "authorization_pending"].contains($0.error) } ?? false
-    if status >= 500 || status == 408 || (status == 429 && !pollingSignal) {
+    if status == 429 && !pollingSignal {
+      return .throttled(what: "HTTP 429" + (oauth.map { ", \($0.summary)" } ?? ""), seconds: wait)
+    }
+    if status >= 500 || status == 408 {
       let what = "HTTP \(status)" + (oauth.map { " (\($0.summary))" } ?? "")
       return .transient(what: what, remedy: "try again later", retryAfter: retryAfter(response))
     }

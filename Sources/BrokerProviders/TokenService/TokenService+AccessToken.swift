@@ -67,6 +67,7 @@ extension TokenService {
           } ?? "no cached token"))
 
     let provider = try makeProvider(account)  // only now: a cached token needs no provider
+    try honourHold(of: name)
     let waiting = ContinuousClock.now
     let token = try await refreshLock.withLock(account: name) {
       diagnostics.note("took the refresh lock of '\(name)' after \(Diagnostics.milliseconds(since: waiting)) ms")
@@ -78,12 +79,30 @@ extension TokenService {
         diagnostics.note("another process refreshed \(what) meanwhile; using its token (\(left(stored)) s left)")
         return try await fromCache(stored, account: account, requested: requested, kind: kind)
       }
-      let token = try await refreshLocked(
-        provider, account: account, requested: requested, firstForScopes: before == nil, kind: kind)
+      // The holder before this one may have been throttled.
+      try honourHold(of: name)
+      let token: IssuedToken
+      do {
+        token = try await refreshLocked(
+          provider, account: account, requested: requested, firstForScopes: before == nil, kind: kind)
+      } catch ProviderError.throttled(let account, let host, let seconds, let reason) {
+        diagnostics.note("holding back the refreshes of '\(name)' for \(seconds) s: \(host) is throttling (\(reason))")
+        refreshLock.setHold(RefreshHold(until: time.now + Int64(seconds), host: host, reason: reason), account: name)
+        throw ProviderError.throttled(account: account, host: host, seconds: seconds, reason: reason)
+      }
       diagnostics.note("refreshed \(what): the new token is valid for \(token.expiresOn - time.now) s")
       return token
     }
     return (token, false)
+  }
+
+  /// Throws `ProviderError.throttled` while a throttling provider's hold on `account` is in force
+  /// (interface.md §6): no caller sends a refresh before it ends, whatever its options.
+  func honourHold(of account: String) throws(ProviderError) {
+    guard let hold = refreshLock.hold(account: account, now: time.now) else { return }
+    let seconds = Int(hold.until - time.now)
+    diagnostics.note("not refreshing '\(account)': \(hold.host) asked to wait, \(seconds) s left")
+    throw .throttled(account: account, host: hold.host, seconds: seconds, reason: hold.reason)
   }
 
   /// A cached access token, if the account is still signed in: an access token never outlives the

@@ -11,6 +11,7 @@ extension TokenService {
     let keys = try await store.keys(account: name).filter { $0.account == name }
     if keys.isEmpty, config.account(named: name) == nil { throw ConfigError.unknownAccount(name) }
     for key in keys { try await store.delete(key) }
+    refreshLock.setHold(nil, account: name)
     return keys.count
   }
 

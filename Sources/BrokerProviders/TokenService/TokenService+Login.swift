@@ -76,6 +76,7 @@ extension TokenService {
       nonce: grant.idToken?.nonce)
     let key = ItemKey.refreshToken(name)
     try await store.save(key, label: label(key, account), secret: record.encoded())
+    refreshLock.setHold(nil, account: name)  // a new sign-in starts without an old throttle's hold
     try await dropAccessTokens(account: name)
     let token = IssuedToken(
       account: name, provider: account.provider, tokenType: grant.tokenType, accessToken: grant.accessToken,

@@ -52,4 +52,34 @@ import Testing
       try await lock.withLock(account: "work") { try await lock.withLock(account: "work") {} }
     }
   }
+
+  /// X07: a throttle's hold is a file beside the lock, so another process (here: another
+  /// instance) honours it; it ends on time, and nil removes it.
+  @Test func X07_aHoldIsSeenByEveryInstanceUntilItEnds() throws {
+    let dir = try directory()
+    let writer = RefreshLockFile(runtimeDirectory: dir)
+    let reader = RefreshLockFile(runtimeDirectory: dir)
+    let hold = RefreshHold(until: 1_000_060, host: "login.example.test", reason: "HTTP 429\nsecond line")
+    writer.setHold(hold, account: "work")
+    #expect(reader.hold(account: "work", now: 1_000_000)?.until == 1_000_060)
+    #expect(reader.hold(account: "work", now: 1_000_000)?.reason == "HTTP 429 second line")
+    #expect(reader.hold(account: "other", now: 1_000_000) == nil)
+    #expect(reader.hold(account: "work", now: 1_000_060) == nil)
+    writer.setHold(nil, account: "work")
+    #expect(reader.hold(account: "work", now: 1_000_000) == nil)
+    #expect(access(dir + "/refresh-work.hold", F_OK) != 0)
+  }
+
+  @Test func X07_aHoldFileThatIsNotOursStopsNothing() throws {
+    let dir = try directory()
+    let lock = RefreshLockFile(runtimeDirectory: dir)
+    #expect(symlink("/etc/passwd", dir + "/refresh-a.hold") == 0)
+    #expect(lock.hold(account: "a", now: 0) == nil)
+    #expect(mkfifo(dir + "/refresh-b.hold", 0o600) == 0)
+    #expect(lock.hold(account: "b", now: 0) == nil)  // does not block on the FIFO
+    let fd = open(dir + "/refresh-c.hold", O_WRONLY | O_CREAT, 0o600)
+    _ = "garbage\n".withCString { write(fd, $0, 8) }
+    close(fd)
+    #expect(lock.hold(account: "c", now: 0) == nil)
+  }
 }

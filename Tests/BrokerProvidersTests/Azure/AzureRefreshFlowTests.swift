@@ -109,8 +109,25 @@ import Testing
   }
 
   @Test func temporarilyUnavailableIsUnavailable() async {
-    let error = await failure(Fixtures.oauthError("temporarily_unavailable", codes: [50196]))
+    let error = await failure(Fixtures.oauthError("temporarily_unavailable"))
     guard case .unavailable = error as? ProviderError else { Issue.record("got \(String(describing: error))"); return }
+  }
+
+  /// X07: Entra sends its request-loop detection as `invalid_grant` AADSTS50196: throttling, not
+  /// a dead refresh token; as any other error with that code.
+  @Test func X07_requestLoopIsThrottlingNotADeadToken() async {
+    for error in ["invalid_grant", "temporarily_unavailable"] {
+      let reply = await failure(Fixtures.oauthError(error, description: "AADSTS50196: loop", codes: [50196]))
+      guard case .throttled(_, _, let seconds, let reason) = reply as? ProviderError else {
+        Issue.record("got \(String(describing: reply))")
+        return
+      }
+      #expect(seconds == ThrottleWait.requestLoopSeconds)
+      #expect(reason.contains("request loop") && reason.contains("AADSTS50196"))
+    }
+    // Only in the description: still the code.
+    let described = await failure(Fixtures.oauthError("invalid_grant", description: "AADSTS50196: The server terminated"))
+    guard case .throttled = described as? ProviderError else { Issue.record("got \(String(describing: described))"); return }
   }
 
   @Test func aNonJSONSuccessIsUnavailable() async {

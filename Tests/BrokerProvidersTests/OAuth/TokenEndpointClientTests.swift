@@ -30,10 +30,24 @@ import Testing
   @Test func retryAfterIsCapped() async throws {
     let time = FakeTime()
     let transport = FakeTransport([
-      .json("{}", status: 429, headers: [HTTPHeader("Retry-After", "3600")]), .json(#"{"access_token":"AT"}"#),
+      .json("{}", status: 503, headers: [HTTPHeader("Retry-After", "3600")]), .json(#"{"access_token":"AT"}"#),
     ])
     _ = try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
     #expect(time.sleeps == [30])
+  }
+
+  /// X07: retrying a 429 at once prolongs the throttle; the caller gets the server's wait.
+  @Test func X07_a429IsNotRetried() async throws {
+    for (headers, seconds) in [([HTTPHeader("Retry-After", "3600")], 3600), ([], ThrottleWait.defaultSeconds)] {
+      let time = FakeTime()
+      let transport = FakeTransport([.json("{}", status: 429, headers: headers), .json(#"{"access_token":"AT"}"#)])
+      let error = await #expect(throws: ProviderError.self) {
+        try await client(transport, time).post(url: Fixtures.tokenURL, fields: fields, client: app, secrets: [])
+      }
+      #expect(error == .throttled(account: "work", host: "login.microsoftonline.com", seconds: seconds, reason: "HTTP 429"))
+      #expect(transport.requests.count == 1)
+      #expect(time.sleeps.isEmpty)
+    }
   }
 
   @Test func gives502HTMLPagesThreeTriesThenUnavailable() async throws {

@@ -22,6 +22,9 @@ import Testing
       defer { held.withLock { $0 = false } }
       return try await body()
     }
+    let memory = NoRefreshLock()
+    func hold(account: String, now: Int64) -> RefreshHold? { memory.hold(account: account, now: now) }
+    func setHold(_ hold: RefreshHold?, account: String) { memory.setHold(hold, account: account) }
   }
 
   @Test func theRefreshRunsUnderTheLock() async throws {

@@ -2,11 +2,12 @@
 
 import threading
 import time
+import uuid
 from dataclasses import asdict, dataclass
 
 from .web import DROP, Response, html_response, json_response
 
-KINDS = ("status", "delay", "html", "invalid_json", "drop", "json", "empty", "redirect")
+KINDS = ("status", "delay", "html", "invalid_json", "drop", "json", "empty", "redirect", "request_loop")
 
 _PROXY_PAGE = ("<html>\r\n<head><title>{status} Bad Gateway</title></head>\r\n<body>\r\n"
                "<center><h1>{status} Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
@@ -24,12 +25,16 @@ class Fault:
     - invalid_json: `application/json` that does not parse, status default 200.
     - drop: close the connection without a reply.
     - empty: `status` (default 400) with an empty `text/plain` body and no OAuth error.
+    - request_loop: Entra's request-loop detection as user-facing calls get it: 400
+      `invalid_grant` with AADSTS50196 in `error_codes` and the description (a throttle, not a
+      dead grant; `Retry-After` only when given).
     - json: answer `body` (any JSON value, e.g. an error object that echoes a token) as
       `content_type` (default `application/json`), status default 400, `Retry-After` when given.
     - redirect: `status` (default 302) with `Location: location` and a small HTML body, as a
       proxy or SSO layer answers in place of the server.
     `endpoint` is a route name ("token", "devicecode", …) or "*"; `grant_type` narrows a
-    fault to token requests of that grant type.
+    fault to token requests of that grant type. `headers` are added to any faulty answer (e.g.
+    `{"Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT"}` or Okta's `X-Rate-Limit-Reset`).
     """
     kind: str
     endpoint: str = "*"
@@ -41,6 +46,7 @@ class Fault:
     body: object = None
     location: str | None = None
     content_type: str | None = None
+    headers: dict | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -59,6 +65,12 @@ class Fault:
 
     def apply(self):
         """Sleep for a delay and return None (go on), or return the faulty Response / DROP."""
+        response = self._answer()
+        if isinstance(response, Response) and self.headers:
+            response.headers.update({str(k): str(v) for k, v in self.headers.items()})
+        return response
+
+    def _answer(self):
         if self.kind == "delay":
             time.sleep(self.seconds)
             return None
@@ -81,10 +93,26 @@ class Fault:
             if self.content_type:
                 response.content_type = self.content_type
             return response
+        if self.kind == "request_loop":
+            return json_response(_request_loop_body(), self.status or 400, headers)
         status = self.status or 503
         error = "temporarily_unavailable" if status in (429, 503) else "server_error"
         return json_response({"error": error, "error_description": f"Injected HTTP {status}."},
                              status, headers)
+
+
+def _request_loop_body():
+    """The shape of Entra's AADSTS50196 reply (protocols.md §2.7 fields)."""
+    trace, correlation = str(uuid.uuid4()), str(uuid.uuid4())
+    stamp = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime())
+    return {
+        "error": "invalid_grant",
+        "error_description": ("AADSTS50196: The server terminated an operation because it encountered a client "
+                              "request loop. Please contact your app vendor. Trace ID: %s Correlation ID: %s "
+                              "Timestamp: %s" % (trace, correlation, stamp)),
+        "error_codes": [50196], "timestamp": stamp, "trace_id": trace, "correlation_id": correlation,
+        "error_uri": "https://login.microsoftonline.com/error?code=50196",
+    }
 
 
 class FaultInjector:
