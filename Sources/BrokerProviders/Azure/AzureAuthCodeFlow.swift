@@ -37,7 +37,8 @@ struct AzureAuthCodeFlow: Sendable {
     let account = provider.account.name
     return try await provider.client.grant(
       url: provider.endpoints.token, fields: fields, client: .publicClient(authorization.clientID),
-      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes
+      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes,
+      redeemsCode: true
     ) { reply in
       AuthorizationErrors.refusedCode(reply, account: account, reason: Self.reason(reply.numericCodes))
         ?? AzureErrors.requestError(reply, account: account, host: host)

@@ -35,7 +35,8 @@ struct GoogleAuthCodeFlow: Sendable {
     let account = provider.account.name
     let grant = try await provider.client.grant(
       url: provider.endpoints.token, fields: fields, client: provider.tokenAuthentication(for: authorization.clientID),
-      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes
+      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes,
+      redeemsCode: true
     ) { reply in
       AuthorizationErrors.refusedCode(reply, account: account, reason: nil)
         ?? GoogleErrors.requestError(reply, account: account, host: host)

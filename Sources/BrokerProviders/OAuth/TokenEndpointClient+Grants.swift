@@ -12,24 +12,46 @@ extension TokenEndpointClient {
   ///   - fields: the grant's fields, without client authentication.
   ///   - requested: the scopes asked for (the grant's scopes when the reply names none).
   ///   - onError: classifies an OAuth error reply.
+  ///   - redeemsCode: an authorization code redemption, which the user cannot repeat without a
+  ///     new sign-in: a 429 gets one more try after the server's wait (at most `maxRetryAfter`
+  ///     seconds), and an `invalid_grant` after that try is the code used up meanwhile
+  ///     (bug-cases-3.md X07 step 5).
   /// - Throws: `ProviderError.clientRejected` for `invalid_client` (with `onError`'s hint), else
   ///   what `onError` returns; `ProviderError.unavailable` (after retries, or a reply that is not a
-  ///   token reply), `.refusedWithoutReason`.
+  ///   token reply), `.throttled` (429), `.loginFailed` (the code used up after a 429),
+  ///   `.refusedWithoutReason`.
   func grant(
     url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String], requested: ScopeSet,
-    onError: OAuthErrorClassifier
+    redeemsCode: Bool = false, onError: OAuthErrorClassifier
   ) async throws -> TokenGrant {
-    switch try await post(url: url, fields: fields, client: client, secrets: secrets) {
-    case .success(let body):
-      return try TokenReply.grant(from: body, requested: requested, now: time.now, host: Self.host(of: url))
-    case .error(let reply):
-      let error = onError(reply)
-      guard reply.error == "invalid_client" else { throw error }
-      // A client problem, never a dead grant: nothing may be deleted for it (bug-cases-3 X05).
-      let detail: String
-      if case .rejected(_, _, let hint) = error as? ProviderError { detail = hint } else { detail = reply.summary }
-      throw ProviderError.clientRejected(
-        account: account, host: Self.host(of: url), clientID: client.clientID, method: client.method.rawValue, detail: detail)
+    var waitedForThrottle = false
+    while true {
+      let reply: EndpointReply
+      do {
+        reply = try await post(url: url, fields: fields, client: client, secrets: secrets)
+      } catch ProviderError.throttled(_, _, let seconds, _)
+        where redeemsCode && !waitedForThrottle && Double(seconds) <= maxRetryAfter
+      {
+        waitedForThrottle = true
+        try await time.sleep(seconds: Double(seconds))
+        continue
+      }
+      switch reply {
+      case .success(let body):
+        return try TokenReply.grant(from: body, requested: requested, now: time.now, host: Self.host(of: url))
+      case .error(let reply):
+        if waitedForThrottle && reply.error == "invalid_grant" {
+          throw ProviderError.loginFailed(
+            account: account, reason: "the sign-in code was used up while \(Self.host(of: url)) was throttling")
+        }
+        let error = onError(reply)
+        guard reply.error == "invalid_client" else { throw error }
+        // A client problem, never a dead grant: nothing may be deleted for it (bug-cases-3 X05).
+        let detail: String
+        if case .rejected(_, _, let hint) = error as? ProviderError { detail = hint } else { detail = reply.summary }
+        throw ProviderError.clientRejected(
+          account: account, host: Self.host(of: url), clientID: client.clientID, method: client.method.rawValue, detail: detail)
+      }
     }
   }
 

@@ -56,7 +56,8 @@ struct OIDCAuthCodeFlow: Sendable {
     let grant = try await provider.client.grant(
       url: metadata.tokenEndpoint, fields: fields,
       client: provider.authentication(for: authorization.clientID, methods: metadata.tokenEndpointAuthMethods),
-      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes
+      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes,
+      redeemsCode: true
     ) { reply in
       AuthorizationErrors.refusedCode(reply, account: account, reason: nil)
         ?? OIDCErrors.signInError(reply, account: account, host: host)

@@ -62,6 +62,35 @@ import Testing
     ])
   }
 
+  /// X07 step 5: a code redemption answered 429 gets one more try after the server's wait; an
+  /// `invalid_grant` then is the code used up, exit 6 with a new login to run.
+  @Test func X07_a429OnTheCodeIsRetriedOnceAfterItsWait() async throws {
+    let throttle = FakeTransport.Reply.json("{}", status: 429, headers: [HTTPHeader("Retry-After", "4")])
+    let time = FakeTime(now: Fixtures.start)
+    let ok = FakeTransport([throttle, Fixtures.tokenReply(at: "AT1", rt: "RT1", idToken: Fixtures.idToken)])
+    let provider = try Fixtures.provider(ok, time)
+    let auth = try await provider.browserAuthorization(request())
+    #expect(try await provider.redeem(code: Secret("AC"), for: auth, scopes: ScopeSet([Fixtures.graph])).refreshToken == Secret("RT1"))
+    #expect(time.sleeps == [4])
+
+    let usedUp = FakeTransport([throttle, Fixtures.oauthError("invalid_grant", description: "AADSTS54005: redeemed", codes: [54005])])
+    let p2 = try Fixtures.provider(usedUp, FakeTime(now: Fixtures.start))
+    let error = await #expect(throws: ProviderError.self) {
+      try await p2.redeem(code: Secret("AC"), for: auth, scopes: ScopeSet([Fixtures.graph]))
+    }
+    guard case .loginFailed(_, let reason) = error else { Issue.record("got \(String(describing: error))"); return }
+    #expect(reason.contains("the sign-in code was used up"))
+    #expect("\(error!)".hasSuffix("run 'tokenbroker login work' again"))
+
+    let twice = FakeTransport([throttle, throttle, Fixtures.tokenReply()])
+    let p3 = try Fixtures.provider(twice, FakeTime(now: Fixtures.start))
+    let again = await #expect(throws: ProviderError.self) {
+      try await p3.redeem(code: Secret("AC"), for: auth, scopes: ScopeSet([Fixtures.graph]))
+    }
+    guard case .throttled = again else { Issue.record("got \(String(describing: again))"); return }
+    #expect(twice.requests.count == 2)
+  }
+
   @Test(arguments: [
     (501481, "PKCE code verifier did not match"), (54005, "already redeemed"), (70008, "expired"),
   ])
