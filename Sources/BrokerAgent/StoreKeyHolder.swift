@@ -1,10 +1,15 @@
 public import BrokerStore
+public import BrokerSystem
 import Synchronization
 
 /// The encrypted store's key, held by the agent alone (interface.md §7.1): from `unlock` until
 /// `unlock-timeout` seconds pass, `lock`, or the agent exits. Dropping it releases the last
 /// reference the agent keeps, so `StoreKey` zeroes and unlocks its memory as soon as no store call
 /// in flight still uses it; `onDrop` then lets the agent forget what it cached from the store.
+///
+/// A drop waits for the refreshes already under way, here or in another process, to store their
+/// rotated refresh tokens (`StoreKeyUseLock`, bug-cases-3.md X16): the provider has invalidated
+/// the old token by then, so a reply that cannot be written signs the user out.
 public final class StoreKeyHolder: Sendable {
   private struct Held {
     var key: StoreKey
@@ -17,11 +22,23 @@ public final class StoreKeyHolder: Sendable {
     var expiry: Task<Void, Never>?
   }
   private let state = Mutex(State())
+  private let keyUse: StoreKeyUseLock?
+  private let log: @Sendable (String) -> Void
   private let onDrop: @Sendable () async -> Void
 
-  /// - Parameter onDrop: runs after the key was dropped by `lock` or the timeout (the agent
-  ///   forgets its cached access tokens there).
-  public init(onDrop: @escaping @Sendable () async -> Void = {}) { self.onDrop = onDrop }
+  /// - Parameters:
+  ///   - keyUse: what refreshes hold while they need the key (nil: nothing to wait for).
+  ///   - log: told when a drop waited for refreshes, or gave up waiting.
+  ///   - onDrop: runs after the key was dropped by `lock` or the timeout (the agent forgets its
+  ///     cached access tokens there).
+  public init(
+    keyUse: StoreKeyUseLock? = nil, log: @escaping @Sendable (String) -> Void = { _ in },
+    onDrop: @escaping @Sendable () async -> Void = {}
+  ) {
+    self.keyUse = keyUse
+    self.log = log
+    self.onDrop = onDrop
+  }
 
   /// The key of the store at `path`, or nil when locked (or unlocked for another file).
   public func key(for path: String) -> StoreKey? {
@@ -51,17 +68,38 @@ public final class StoreKeyHolder: Sendable {
     state.withLock { s in if s.generation == generation { s.expiry = task } else { task.cancel() } }
   }
 
-  /// Forgets the key now (`tokenbroker lock`); no key held is no error.
-  public func drop() async { await drop(ifGeneration: nil) }
+  /// Forgets the key held now (`tokenbroker lock`, `agent stop`) once the refreshes under way have
+  /// stored their results (at most `StoreKeyUseLock.patience` seconds); a key handed over by an
+  /// `unlock` meanwhile stays. No key held is no error.
+  public func drop() async {
+    guard let generation = state.withLock({ $0.held?.generation }) else { return }
+    await drop(ifGeneration: generation)
+  }
 
-  private func drop(ifGeneration generation: Int?) async {
-    let dropped = state.withLock { s -> Bool in
-      guard let held = s.held, generation == nil || held.generation == generation else { return false }
-      s.held = nil
-      s.expiry?.cancel()
-      s.expiry = nil
-      return true
+  private func drop(ifGeneration generation: Int) async {
+    func clear() -> Bool {
+      state.withLock { s -> Bool in
+        guard let held = s.held, held.generation == generation else { return false }
+        s.held = nil
+        s.expiry?.cancel()
+        s.expiry = nil
+        return true
+      }
     }
-    if dropped { await onDrop() }
+    guard state.withLock({ $0.held?.generation == generation }) else { return }
+    guard let keyUse else {
+      if clear() { await onDrop() }
+      return
+    }
+    let started = ContinuousClock.now
+    let (dropped, drained) = await keyUse.exclusively(clear)
+    guard dropped else { return }
+    let waited = ContinuousClock.now - started
+    if !drained {
+      log("dropped the store key after waiting \(waited) for a refresh that is still running; its rotated token cannot be stored")
+    } else if waited > .milliseconds(100) {
+      log("dropped the store key once the refreshes under way had stored their tokens (\(waited))")
+    }
+    await onDrop()
   }
 }

@@ -49,6 +49,9 @@ struct AgentRequestHandler: Sendable {
     case .status:
       return AgentReply(exit: 0, pid: getpid(), programVersion: BrokerCommand.version)
     case .stop:
+      // The key first: a refresh under way in another process still needs this agent to store
+      // its rotated token, which it could not once the agent stops accepting.
+      await keys.drop()
       stop()
       return AgentReply(exit: 0)
     case .drop:

@@ -56,8 +56,13 @@ struct ServiceFactory: Sendable {
     // Refreshes of one account take turns across processes (issue 13 item 7); without a usable
     // runtime directory (refused, and then named, by the agent and by `login`) they cannot.
     let directory = paths.runtimeDirectory
-    let lock: any RefreshLock =
+    var lock: any RefreshLock =
       (try? RuntimeDirectory.ensure(directory)) != nil ? RefreshLockFile(runtimeDirectory: directory) : NoRefreshLock()
+    if config.settings.store == .encryptedFile {
+      // The agent keeps the key until a refresh has stored its rotated token (bug-cases-3.md X16).
+      lock = KeyHeldRefreshLock(
+        base: lock, keyUse: StoreKeyUseLock(socketPath: paths.agentSocket), storePath: paths.encryptedTokenFile)
+    }
     let transport: any HTTPTransport =
       diagnostics.isOn ? DiagnosedTransport(CurlTransport(), diagnostics: diagnostics) : CurlTransport()
     return TokenService(

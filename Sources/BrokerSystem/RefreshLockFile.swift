@@ -24,15 +24,8 @@ public struct RefreshLockFile: RefreshLock {
     let path = LockFiles.path(directory, prefix: "refresh-", account: account)
     let fd = try LockFiles.open(path)
     defer { close(fd) }
-    let deadline = monotonicSeconds() + patience
-    var pause = 0.001
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      guard errno == EWOULDBLOCK || errno == EINTR else {
-        throw SystemError.call(what: "lock", path: path, reason: String(cString: strerror(errno)))
-      }
-      guard monotonicSeconds() < deadline else { throw SystemError.refreshInProgress(account: account) }
-      try await Task.sleep(for: .milliseconds(Int64(pause * 1000)))
-      pause = min(pause * 2, 0.02)
+    guard try await LockFiles.take(fd, LOCK_EX, path: path, until: monotonicSeconds() + patience) else {
+      throw SystemError.refreshInProgress(account: account)
     }
     return try await body()
   }
@@ -55,10 +48,38 @@ enum LockFiles {
     return directory + "/" + prefix + safe + suffix
   }
 
+  /// Polls a non-blocking `flock(fd, operation)` (`LOCK_EX` or `LOCK_SH`), 1 ms growing to 20 ms
+  /// apart, so no thread ever blocks. - Returns: false when `deadline` (`monotonicSeconds`) passed
+  /// first. - Throws: `SystemError.call` when `flock` fails otherwise; `CancellationError`.
+  static func take(_ fd: Int32, _ operation: Int32, path: String, until deadline: Double) async throws -> Bool {
+    var pause = 0.001
+    while flock(fd, operation | LOCK_NB) != 0 {
+      guard errno == EWOULDBLOCK || errno == EINTR else {
+        throw SystemError.call(what: "lock", path: path, reason: String(cString: strerror(errno)))
+      }
+      guard monotonicSeconds() < deadline else { return false }
+      try await Task.sleep(for: .milliseconds(Int64(pause * 1000)))
+      pause = min(pause * 2, 0.02)
+    }
+    return true
+  }
+
   /// Opens (creating 0600, never through a symbolic link) a lock file. - Throws: `SystemError.call`.
   static func open(_ path: String) throws -> Int32 {
+    guard let fd = try openUnlessNoDirectory(path) else {
+      throw SystemError.call(what: "open the lock file", path: path, reason: String(cString: strerror(ENOENT)))
+    }
+    return fd
+  }
+
+  /// As `open`, but nil when the directory does not exist.
+  static func openUnlessNoDirectory(_ path: String) throws -> Int32? {
     let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else { throw SystemError.call(what: "open the lock file", path: path, reason: String(cString: strerror(errno))) }
+    guard fd >= 0 else {
+      let error = errno
+      if error == ENOENT { return nil }
+      throw SystemError.call(what: "open the lock file", path: path, reason: String(cString: strerror(error)))
+    }
     return fd
   }
 }

@@ -1,5 +1,7 @@
 import BrokerAgent
 import BrokerStore
+import BrokerSystem
+import Glibc
 import Testing
 
 @Suite struct StoreKeyHolderTests {
@@ -39,5 +41,22 @@ import Testing
     }
     #expect(!holder.isUnlocked)
     #expect(drops.value == 1)
+  }
+}
+
+@Suite struct StoreKeyHolderDrainTests {
+  @Test func aLockWaitsForTheRefreshUnderWayToStoreItsToken() async throws {
+    let socket = String(cString: mkdtemp(strdup("/tmp/tb-holder-XXXXXX"))) + "/agent.sock"
+    let use = StoreKeyUseLock(socketPath: socket, patience: 10)
+    let holder = StoreKeyHolder(keyUse: use)
+    holder.hold(StoreKeyHolderTests.key(), path: "/a", seconds: 0)
+    async let stored: Bool? = use.whileUsing {
+      try await Task.sleep(for: .milliseconds(300))
+      return holder.key(for: "/a") != nil  // the write still has the key
+    }
+    try await Task.sleep(for: .milliseconds(50))
+    await holder.drop()
+    #expect(try await stored == true)
+    #expect(!holder.isUnlocked)
   }
 }

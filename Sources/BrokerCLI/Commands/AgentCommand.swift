@@ -85,7 +85,11 @@ enum AgentCommand {
 
   static func stop(runtime: Runtime, endpoint: AgentEndpoint) async -> ExitStatus {
     let pid = lockHolder(endpoint.lockPath)
-    guard await ask(.stop, endpoint) != nil else {
+    // An agent holding the encrypted store's key answers once the refreshes under way have stored
+    // their rotated tokens (`StoreKeyHolder.drop`).
+    let holdsKey = (try? runtime.config().settings.store) == .encryptedFile
+    let bound = holdsKey ? AgentHeldStore.dropBound : AgentCall.bound
+    guard await AgentCall.send(AgentRequest(operation: .stop), to: endpoint.socketPath, bound: bound) != nil else {
       runtime.context.say("no agent was running at \(endpoint.socketPath)")
       return .success
     }

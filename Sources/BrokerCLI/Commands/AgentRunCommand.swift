@@ -1,5 +1,6 @@
 import BrokerAgent
 import BrokerCore
+import BrokerSystem
 import BrokerWire
 import Glibc
 
@@ -32,7 +33,10 @@ enum AgentRunCommand {
     let verbose = runtime.diagnostics.isOn
     let cache = TokenCache(time: SystemTime())
     // Locked again (`lock`, `unlock-timeout`): nothing read from the store stays in memory either.
-    let keys = StoreKeyHolder(onDrop: { await cache.drop(account: nil) })
+    // The key goes only once the refreshes under way have stored their rotated tokens.
+    let keys = StoreKeyHolder(
+      keyUse: StoreKeyUseLock(socketPath: endpoint.socketPath), log: { line in if verbose { context.say("agent: " + line) } },
+      onDrop: { await cache.drop(account: nil) })
     // While the encrypted store is unlocked the agent does not exit for idleness.
     let server = try AgentServer(
       listenFD: listener.fd, idleTimeout: settings.agentIdleTimeout, keepAlive: { keys.isUnlocked },

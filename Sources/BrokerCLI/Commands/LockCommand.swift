@@ -2,7 +2,8 @@ import BrokerCore
 import BrokerWire
 
 /// `tokenbroker lock` (interface.md §3): the agent forgets the encrypted store's key, and every
-/// access token it cached from the store, at once. No agent running: it is locked already.
+/// access token it cached from the store, as soon as the refreshes under way have stored their
+/// rotated refresh tokens (bug-cases-3.md X16). No agent running: it is locked already.
 enum LockCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let a = try Arguments(args, valued: [], flags: [], usage: Help.usage("lock"))
@@ -16,7 +17,9 @@ enum LockCommand {
     var request = AgentRequest(operation: .lock)
     request.store = [CredentialField(StoreMessage.Key.path, path)]
     do {
-      _ = try await AgentHeldStore.send(request, socketPath: AgentCommand.endpoint(runtime).socketPath, path: path)
+      // Answered once the refreshes under way have stored their rotated tokens (bounded).
+      _ = try await AgentHeldStore.send(
+        request, socketPath: AgentCommand.endpoint(runtime).socketPath, path: path, bound: AgentHeldStore.dropBound)
     } catch StoreError.encryptedLocked {
       return .success  // no agent: nothing holds the key
     }

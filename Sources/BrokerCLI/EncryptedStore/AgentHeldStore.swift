@@ -13,6 +13,9 @@ struct AgentHeldStore: SecretStore {
   let path: String
   /// For one request, in ms: a store call may wait up to 10 s for another writer's lock.
   static let bound = 30_000
+  /// For `lock` and `agent stop`, in ms: the agent drops the key once the refreshes under way have
+  /// stored their tokens, waiting up to `StoreKeyUseLock.patience` (120 s) for them.
+  static let dropBound = 130_000
 
   func load(_ key: ItemKey) async throws -> Secret? {
     // The answer is `found` LF and the document exactly, or nothing.
@@ -53,7 +56,7 @@ struct AgentHeldStore: SecretStore {
   }
 
   /// Sends `request` (`store`, `unlock`, `lock`) and returns the reply's `out[]` bytes.
-  static func send(_ request: AgentRequest, socketPath: String, path: String) async throws -> [UInt8] {
+  static func send(_ request: AgentRequest, socketPath: String, path: String, bound: Int = bound) async throws -> [UInt8] {
     guard let reply = await AgentCall.send(request, to: socketPath, bound: bound) else {
       // No agent (no socket, or a dead agent's socket refusing): none holds a key.
       switch AgentClient.connect(to: socketPath) {
