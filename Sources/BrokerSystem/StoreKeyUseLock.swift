@@ -93,4 +93,8 @@ public struct KeyHeldRefreshLock: RefreshLock {
       return value
     }
   }
+
+  /// The holds of `base` (a throttle concerns the account, not the key).
+  public func hold(account: String, now: Int64) -> RefreshHold? { base.hold(account: account, now: now) }
+  public func setHold(_ hold: RefreshHold?, account: String) { base.setHold(hold, account: account) }
 }
