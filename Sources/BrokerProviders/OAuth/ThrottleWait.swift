@@ -28,38 +28,7 @@ enum ThrottleWait {
 
   static func clamp(_ seconds: Int64) -> Int { Int(min(max(seconds, 1), Int64(maxSeconds))) }
 
-  /// Unix seconds of an HTTP-date in any of RFC 9110 §5.6.7's three forms (IMF-fixdate
-  /// `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT`, asctime
-  /// `Sun Nov  6 08:49:37 1994`); nil for anything else.
-  static func httpDate(_ text: String) -> Int64? {
-    let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-    var day: Int64?, month: Int64?, year: Int64?, clock: [Int64]?
-    for token in text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" }) {
-      if token.contains(":") {
-        let parts = token.split(separator: ":").compactMap { Int64($0) }
-        guard parts.count == 3 else { return nil }
-        clock = parts
-      } else if let number = Int64(token) {
-        if token.count <= 2 && day == nil { day = number } else { year = token.count == 2 ? 2000 + number : number }
-      } else if let index = months.firstIndex(of: token.lowercased()) {
-        month = Int64(index + 1)
-      }
-    }
-    guard let day, let month, let year, let clock, (1...31).contains(day), clock[0] < 24, clock[1] < 60,
-      clock[2] < 61
-    else { return nil }
-    // RFC 9110 §5.6.7: a two-digit year more than 50 years in the future is in the past century.
-    let fullYear = year >= 2050 && year < 2100 && text.contains("-") ? year - 100 : year
-    return daysFromCivil(fullYear, month, day) * 86400 + clock[0] * 3600 + clock[1] * 60 + clock[2]
-  }
-
-  /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-  static func daysFromCivil(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
-    let y = m <= 2 ? y0 - 1 : y0
-    let era = (y >= 0 ? y : y - 399) / 400
-    let yoe = y - era * 400
-    let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-    return era * 146097 + doe - 719468
-  }
+  /// Unix seconds of an HTTP-date in any of RFC 9110 §5.6.7's three forms (IMF-fixdate, RFC 850,
+  /// asctime): `HTTPDate.parse`, which the cookie parser shares; nil for anything else.
+  static func httpDate(_ text: String) -> Int64? { HTTPDate.parse(text) }
 }

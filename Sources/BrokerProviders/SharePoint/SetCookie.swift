@@ -35,8 +35,8 @@ enum SetCookie {
   }
 }
 
-/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) and the `-` separated cookie variant
-/// (`Sun, 06-Nov-1994 08:49:37 GMT`), to Unix seconds.
+/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the `-` separated cookie and RFC 850 variants
+/// (`Sun, 06-Nov-1994 08:49:37 GMT`, `Sunday, 06-Nov-94 …`) and asctime, to Unix seconds.
 enum HTTPDate {
   static func parse(_ text: String) -> Int64? {
     let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
