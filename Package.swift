@@ -24,6 +24,8 @@ let package = Package(
     .target(
       name: "CBrokerShims", dependencies: ["CLibsecret", "CLibcurl"],
       cSettings: [.define("_GNU_SOURCE")]),
+    // The front's process start: argc and argv from glibc's `.init_array` call, for CommandLine.
+    .target(name: "CFrontStart"),
 
     // Stdlib and Glibc only: the key=value codec shared by the git helper and the agent.
     .target(name: "BrokerWire", swiftSettings: strict),
@@ -61,7 +63,7 @@ let package = Package(
     // lld with scripts/front-order.txt (scripts/front-order writes it) lays the code and data a
     // warm call touches on few pages: fewer page faults per call. A stale list costs speed only.
     .executableTarget(
-      name: "tokenbroker", dependencies: ["BrokerWire"], swiftSettings: strict,
+      name: "tokenbroker", dependencies: ["BrokerWire", "CFrontStart"], swiftSettings: strict,
       linkerSettings: [
         .unsafeFlags([
           "-static-executable", "-use-ld=lld",
