@@ -13,6 +13,9 @@ public struct ProcessContext: Sendable {
   public var writeError: @Sendable (String) -> Void
   /// True when standard input and standard error are terminals (only `login` may then prompt).
   public var isInteractive: Bool
+  /// True when standard input is a terminal: a person typing, not git or docker, so a helper
+  /// action says what it reads, and `readInput` ends at an empty line as well as at end of file.
+  public var inputIsTerminal = false
   /// This is the running process (`live`): its argv and `environ` are the command's, so `exec`
   /// may hand their bytes to COMMAND as they came (`environment` and the parsed arguments are
   /// decoded, every byte that is not UTF-8 replaced). False in tests and in the agent.
@@ -42,10 +45,12 @@ public struct ProcessContext: Sendable {
       if let eq = s.firstIndex(of: "=") { env[String(s[..<eq])] = String(s[s.index(after: eq)...]) }
       p += 1
     }
+    let terminal = isatty(0) == 1
     var context = ProcessContext(
-      environment: env, uid: getuid(), readInput: { readAll(fd: 0, limit: $0) },
+      environment: env, uid: getuid(), readInput: { readAll(fd: 0, limit: $0, endsAtEmptyLine: terminal) },
       writeOutput: { writeAll(fd: 1, $0) }, writeError: { writeAll(fd: 2, $0) },
-      isInteractive: isatty(0) == 1 && isatty(2) == 1)
+      isInteractive: terminal && isatty(2) == 1)
+    context.inputIsTerminal = terminal
     context.isLive = true
     return context
   }
@@ -54,7 +59,11 @@ public struct ProcessContext: Sendable {
   public func say(_ text: String) { writeError("tokenbroker: " + text + "\n") }
 }
 
-func readAll(fd: Int32, limit: Int) -> [UInt8]? {
+/// Reads `fd` to end of file, up to `limit` bytes (nil: more was offered). With
+/// `endsAtEmptyLine` (a terminal, which hands over one line per `read`) an empty line ends the
+/// input too, as it ends a request in git's credential protocol (git-credential(1), "INPUT/OUTPUT
+/// FORMAT").
+func readAll(fd: Int32, limit: Int, endsAtEmptyLine: Bool = false) -> [UInt8]? {
   var out: [UInt8] = []
   var chunk = [UInt8](repeating: 0, count: 65536)
   while true {
@@ -63,6 +72,7 @@ func readAll(fd: Int32, limit: Int) -> [UInt8]? {
     if n <= 0 { break }
     out.append(contentsOf: chunk[0..<n])
     if out.count > limit { return nil }
+    if endsAtEmptyLine && (out == [0x0A] || out.suffix(2) == [0x0A, 0x0A]) { break }
   }
   return out
 }

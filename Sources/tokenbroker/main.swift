@@ -19,6 +19,8 @@ enum Front {
     let replyBound = AgentProtocol.replyBound
     let arguments = CommandLine.arguments
     guard let route = AgentRoute.classify(arguments) else { Core.exec() }
+    // A person at a terminal, not git or docker: the full program says what it reads.
+    if route.readsInput && isatty(0) == 1 { Core.exec(because: "standard input is a terminal") }
     let configFile = FrontConfig.file(route: route)
 
     // Connected first, stdin read after: without an agent (`agent = off`) the full program reads

@@ -12,6 +12,11 @@ enum GitHelperCommand {
       context.writeOutput("version 0\ncapability authtype\n")
       return .success
     }
+    if context.inputIsTerminal {
+      context.say(
+        "'\(action)' is git's credential helper action: it reads a request (protocol=https, host=HOST, "
+          + "each on its own line, then an empty line); to print a token, run 'tokenbroker token get ACCOUNT'")
+    }
     guard let input = context.readInput(CredentialCodec.maxMessageBytes) else { throw CredentialCodecError.messageTooLarge }
     let request = try CredentialCodec.decode(input)
     switch action {

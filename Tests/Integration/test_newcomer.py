@@ -1,0 +1,65 @@
+"""A newcomer's first hour (issue 24): each natural first guess gets a line that says what to do.
+
+Finding 1: `tokenbroker get` typed at a terminal (a guess for "get a token") used to show nothing
+and wait for end of file; a blank line did not end it."""
+import os
+import pty
+import select
+import subprocess
+import time
+import unittest
+
+from harness import TOKENBROKER, BrokerTestCase
+
+GIT_HOST = "git.example.test"
+
+
+class HelperActionOnTerminalTest(BrokerTestCase):
+    emulator_options = {"device_code_interval": 1}
+
+    def run_on_pty(self, typed):
+        """Runs `tokenbroker get` with a terminal as stdin and stderr; types `typed` once the
+        command has said what it reads. Returns (exit status, stdout, what the terminal showed)."""
+        master, slave = pty.openpty()
+        p = subprocess.Popen([TOKENBROKER, "get"], stdin=slave, stdout=subprocess.PIPE, stderr=slave,
+                             env=self.env())
+        os.close(slave)
+        shown = ""
+        deadline = time.time() + 20
+        while "token get" not in shown and time.time() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                shown += os.read(master, 65536).decode(errors="replace")
+        os.write(master, typed.encode())
+        try:
+            out, _ = p.communicate(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        try:
+            while select.select([master], [], [], 0.2)[0]:
+                shown += os.read(master, 65536).decode(errors="replace")
+        except OSError:
+            pass
+        os.close(master)
+        return p.returncode, out, shown
+
+    def test_it_says_what_it_reads_and_names_token_get(self):
+        rc, out, shown = self.run_on_pty("\n")
+        self.assertIn("git's credential helper action", shown)
+        self.assertIn("tokenbroker token get ACCOUNT", shown)
+        # The empty line ended the request: a request with no protocol, refused at once.
+        self.assertEqual(rc, 1, shown)
+        self.assertIn("has no 'protocol'", shown)
+        self.assertEqual(out, b"")
+
+    def test_a_request_typed_by_hand_ends_at_its_empty_line(self):
+        rc, _, err = self.login()
+        self.assertEqual(rc, 0, err)
+        rc, out, shown = self.run_on_pty(f"protocol=https\nhost={GIT_HOST}\n\n")
+        self.assertEqual(rc, 0, shown)
+        self.assertIn(b"password=", out)
+        self.assertNotIn("password=", shown)
+
+
+if __name__ == "__main__":
+    unittest.main()
