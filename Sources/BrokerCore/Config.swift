@@ -116,19 +116,26 @@ public struct AccountConfig: Sendable, Equatable {
   }
 }
 
-/// One `[host HOST]` group.
+/// One `[host HOST]` or `[host HOST/PATH]` group.
 public struct HostConfig: Sendable, Equatable {
   /// Lower-cased host with optional `:port`.
   public var host: String
+  /// The path prefix of a `[host HOST/PATH]` group, as written, without leading or trailing `/`
+  /// (`contoso`, `contoso/project`); nil for a `[host HOST]` group.
+  public var path: String?
   public var account: String
   public var scopes: [String]?
   public var username: String?
-  public init(host: String, account: String, scopes: [String]? = nil, username: String? = nil) {
+  public init(host: String, path: String? = nil, account: String, scopes: [String]? = nil, username: String? = nil) {
     self.host = host
+    self.path = path
     self.account = account
     self.scopes = scopes
     self.username = username
   }
+
+  /// What follows `host ` in the group's header: `HOST` or `HOST/PATH`.
+  public var name: String { path.map { host + "/" + $0 } ?? host }
 }
 
 /// The whole validated configuration.

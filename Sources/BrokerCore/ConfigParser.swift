@@ -82,7 +82,13 @@ public enum ConfigParser {
       case "device-client-secret": a.deviceClientSecret = Secret(e.value)  // empty: a public device client
       case "tenant": a.tenant = try token(e, g)
       case "scopes": a.scopes = ScopeSet.split(e.value)
-      case "hosts": a.hosts = try ScopeSet.split(e.value).map { try hostPattern($0, e, g) }
+      case "hosts":
+        a.hosts = try ScopeSet.split(e.value).map { entry in
+          if entry.contains("/") {
+            throw bad(e, g, "'\(entry)' has a path; bind a path with a [host \(entry)] group (account = \(name)) instead")
+          }
+          return try hostPattern(entry, e, g)
+        }
       case "git-username": a.gitUsername = try nonEmpty(e, g)
       case "flow": a.flow = try choice(LoginFlow(rawValue: e.value), e, g, "browser or device-code")
       case "login-hint": a.loginHint = try nonEmpty(e, g)
@@ -128,9 +134,12 @@ public enum ConfigParser {
     return a
   }
 
-  private static func parseHost(_ host: String, _ g: RawConfig.Group, warnings: inout [String]) throws -> HostConfig {
-    let key = try hostPattern(host, RawConfig.Entry(key: "", value: host, file: g.file), g, allowWildcard: false)
-    var h = HostConfig(host: key, account: "")
+  private static func parseHost(_ name: String, _ g: RawConfig.Group, warnings: inout [String]) throws -> HostConfig {
+    let header = RawConfig.Entry(key: "", value: name, file: g.file)
+    let slash = name.firstIndex(of: "/")
+    let host = slash.map { String(name[..<$0]) } ?? name
+    let key = try hostPattern(host, header, g, allowWildcard: false)
+    var h = HostConfig(host: key, path: try slash.map { try hostPath(String(name[$0...]), g) }, account: "")
     for e in g.entries {
       switch e.key {
       case "account": h.account = try token(e, g)
@@ -145,6 +154,25 @@ public enum ConfigParser {
     return h
   }
 
+  /// The PATH of `[host HOST/PATH]` without its leading and trailing `/`: one or more segments,
+  /// none empty, `.` or `..`, without white space, control characters, `?`, `#` or `%` (git hands
+  /// helpers the path percent-decoded, so it is written decoded here).
+  private static func hostPath(_ raw: String, _ g: RawConfig.Group) throws -> String {
+    var path = Substring(raw)
+    while path.first == "/" { path.removeFirst() }
+    while path.last == "/" { path.removeLast() }
+    let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+    let bad = path.isEmpty
+      || segments.contains { $0.isEmpty || $0 == "." || $0 == ".." }
+      || path.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F || "?#%\\".unicodeScalars.contains($0) }
+    if bad {
+      throw ConfigError.invalid(
+        file: g.file, group: g.name, key: nil,
+        problem: "'\(raw)' is not a path prefix (segments separated by '/', e.g. [host dev.azure.com/contoso])")
+    }
+    return String(path)
+  }
+
   private static func validateReferences(_ c: BrokerConfig, _ raw: RawConfig) throws {
     var seen = Set<String>()
     for a in c.accounts {
@@ -153,8 +181,8 @@ public enum ConfigParser {
       }
     }
     for h in c.hosts where c.account(named: h.account) == nil {
-      let file = raw.groups.first { $0.name == "host \(h.host)" }?.file ?? "config"
-      throw ConfigError.invalid(file: file, group: "host \(h.host)", key: "account", problem: "no account '\(h.account)' is defined")
+      let file = raw.groups.first { $0.name == "host \(h.name)" }?.file ?? "config"
+      throw ConfigError.invalid(file: file, group: "host \(h.name)", key: "account", problem: "no account '\(h.account)' is defined")
     }
     for a in c.accounts where a.provider == .sharepoint {
       guard let via = a.via else { continue }

@@ -1,5 +1,6 @@
 @testable import BrokerCLI
 import BrokerCore
+import BrokerStore
 import Foundation
 import Testing
 
@@ -34,6 +35,21 @@ import Testing
     #expect(text.contains("[account personal]\nprovider=google\nclient-id=g-1\nclient-secret=s\nscopes=openid email\n"))
     #expect(await h.run(["accounts", "--names"]) == 0)
     #expect(h.stdout == "work\npersonal\n")
+  }
+
+  @Test func test_X13_hostsWithAPathBecomeAPathGroupBoundToTheAccount() async throws {
+    let h = try CLIHarness(config: Self.config)
+    let rc = await h.run([
+      "account", "add", "fabrikam", "--provider", "azure", "--client-id", "c2", "--tenant", "fabrikam.example",
+      "--hosts", "git.example.test dev.azure.com/fabrikam",
+    ])
+    #expect(rc == 0, "\(h.stderr)")
+    let text = try file(h)
+    #expect(text.contains("[account fabrikam]\nprovider=azure\nclient-id=c2\ntenant=fabrikam.example\nhosts=git.example.test\n"))
+    #expect(text.contains("[host dev.azure.com/fabrikam]\naccount=fabrikam\n"))
+    #expect(h.stderr.contains("setup-git fabrikam"))
+    let config = try ConfigParser.parse(try #require(try KeyFileLoader.load(file: h.directory + "/config/tokenbroker/config", required: true)))
+    #expect(try HostResolver(config: config).resolve(host: "dev.azure.com", path: "fabrikam/p/_git/r")?.account.name == "fabrikam")
   }
 
   @Test(arguments: [

@@ -42,6 +42,34 @@ import Testing
     #expect(try String(contentsOfFile: file, encoding: .utf8) == first)
   }
 
+  @Test func test_X13_useHttpPathOnlyForHostsWithPathGroups() async throws {
+    let h = try CLIHarness(
+      config: Self.config + """
+
+        [account org2]
+        provider = azure
+        client-id = cid3
+
+        [host dev.example.test/org2]
+        account = org2
+        """)
+    #expect(await h.run(["setup-git", "org2", "--dry-run"]) == 0)
+    #expect(
+      h.stdout.split(separator: "\n").map(String.init) == [
+        "git config --global --replace-all credential.https://dev.example.test.useHttpPath true",
+        "git config --global --replace-all credential.https://dev.example.test.helper ''",
+        "git config --global --add credential.https://dev.example.test.helper tokenbroker",
+      ])
+    #expect(await h.run(["setup-git"]) == 0)
+    let file = h.directory + "/.gitconfig"
+    let first = try String(contentsOfFile: file, encoding: .utf8)
+    #expect(first.contains("[credential \"https://dev.example.test\"]\n\tuseHttpPath = true"))
+    #expect(!first.contains("[credential \"https://second.example.test\"]\n\tuseHttpPath"))
+    #expect(first.components(separatedBy: "useHttpPath").count == 2)
+    #expect(await h.run(["setup-git"]) == 0)
+    #expect(try String(contentsOfFile: file, encoding: .utf8) == first)
+  }
+
   @Test func unknownAccountIsAConfigError() async throws {
     let h = try CLIHarness(config: Self.config)
     #expect(await h.run(["setup-git", "nobody"]) == 64)

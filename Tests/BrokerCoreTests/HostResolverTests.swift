@@ -54,3 +54,86 @@ import Testing
     }
   }
 }
+
+/// `[host HOST/PATH]` groups (interface.md §2.1; bug-cases-3.md X13).
+@Suite struct HostResolverPathTests {
+  private func config(_ groups: [(String, [(String, String)])]) throws -> BrokerConfig { try ConfigParser.parse(raw(groups)) }
+  private static let accounts: [(String, [(String, String)])] = [
+    ("account work", [("provider", "azure"), ("client-id", "1"), ("hosts", "git.test")]),
+    ("account other", [("provider", "azure"), ("client-id", "2"), ("git-username", "o")]),
+    ("account deep", [("provider", "azure"), ("client-id", "3")]),
+  ]
+
+  @Test func test_X13_longestPathPrefixInWholeSegmentsThenHostGroup() throws {
+    let r = try HostResolver(
+      config: config(
+        Self.accounts + [
+          ("host dev.azure.com", [("account", "work")]),
+          ("host dev.azure.com/org2", [("account", "other"), ("scopes", "s/.default")]),
+          ("host dev.azure.com/org2/secret", [("account", "deep")]),
+        ]))
+    #expect(r.resolve(host: "dev.azure.com", path: "org2/p/_git/r")?.account.name == "other")
+    #expect(r.resolve(host: "dev.azure.com", path: "org2/p/_git/r")?.scopes == ["s/.default"])
+    #expect(r.resolve(host: "dev.azure.com", path: "org2/p/_git/r")?.rule == "[host dev.azure.com/org2]")
+    #expect(r.resolve(host: "dev.azure.com", path: "org2")?.account.name == "other")
+    #expect(r.resolve(host: "dev.azure.com", path: "org2/secret/_git/x")?.account.name == "deep")
+    #expect(r.resolve(host: "dev.azure.com", path: "org1/p/_git/r")?.account.name == "work")
+    // Whole segments only: org22 is not under org2.
+    #expect(r.resolve(host: "dev.azure.com", path: "org22/p")?.account.name == "work")
+    // No path: never a path group.
+    #expect(r.resolve(host: "dev.azure.com")?.account.name == "work")
+    #expect(r.resolve(host: "dev.azure.com", path: nil)?.rule == "[host dev.azure.com]")
+    #expect(r.hasPathGroups(host: "DEV.azure.com") && !r.hasPathGroups(host: "git.test"))
+    #expect(r.accounts(servingHost: "dev.azure.com").map(\.name) == ["other", "deep", "work"])
+  }
+
+  @Test func test_X13_azureDevOpsPathsIgnoreCaseOthersDoNot() throws {
+    let r = try HostResolver(
+      config: config(
+        Self.accounts + [
+          ("host dev.azure.com/Contoso", [("account", "other")]),
+          ("host contoso.visualstudio.com/DefaultCollection", [("account", "other")]),
+          ("host git.example/Team", [("account", "other")]),
+        ]))
+    #expect(r.resolve(host: "dev.azure.com", path: "contoso/p/_git/r")?.account.name == "other")
+    #expect(r.resolve(host: "contoso.visualstudio.com", path: "defaultcollection/p")?.account.name == "other")
+    #expect(r.resolve(host: "git.example", path: "Team/r")?.account.name == "other")
+    #expect(r.resolve(host: "git.example", path: "team/r") == nil)
+    // Only path groups serve dev.azure.com: a request without a path is no one's.
+    #expect(r.resolve(host: "dev.azure.com") == nil)
+  }
+
+  @Test func test_X13_twoGroupsForOnePathAreAConfigError() {
+    #expect(throws: ConfigError.self) {
+      try config(Self.accounts + [("host dev.azure.com/org", [("account", "work")]), ("host dev.azure.com/ORG/", [("account", "other")])])
+    }
+    #expect(throws: ConfigError.self) {
+      try config(Self.accounts + [("host dev.azure.com/org", [("account", "work")]), ("host dev.azure.com//org", [("account", "other")])])
+    }
+    // Elsewhere paths are exact, so these are two paths.
+    #expect(throws: Never.self) {
+      try config(Self.accounts + [("host git.example/org", [("account", "work")]), ("host git.example/ORG", [("account", "other")])])
+    }
+  }
+
+  @Test func badPathsAndPathsInHostsAreRefused() {
+    for bad in ["host dev.azure.com/", "host dev.azure.com/a/../b", "host dev.azure.com/a b", "host dev.azure.com/a?b", "host dev.azure.com/a%20b"] {
+      #expect(throws: ConfigError.self, "\(bad)") { try config(Self.accounts + [(bad, [("account", "work")])]) }
+    }
+    do {
+      _ = try config([("account a", [("provider", "azure"), ("client-id", "1"), ("hosts", "dev.azure.com/org")])])
+      Issue.record("a path in hosts was accepted")
+    } catch {
+      #expect("\(error)".contains("[host dev.azure.com/org]"))
+    }
+  }
+
+  @Test func pathGroupWithUnknownAccountNamesTheGroup() {
+    do {
+      _ = try config(Self.accounts + [("host dev.azure.com/org", [("account", "nobody")])])
+      Issue.record("accepted")
+    } catch {
+      #expect("\(error)".contains("[host dev.azure.com/org] account"))
+    }
+  }
+}

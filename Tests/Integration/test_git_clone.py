@@ -36,7 +36,15 @@ class _GitHTTPHandler(http.server.BaseHTTPRequestHandler):
         elif auth.startswith("Bearer "):
             token = auth[7:]
         self.server.seen.append(auth.split(" ", 1)[0] if auth else None)
-        return bool(token) and bool(self.server.validate(token))
+        return bool(token) and self.accepts(token)
+
+    def accepts(self, token):
+        """Whether `token` may read this request's repository (subclasses: per path)."""
+        return bool(self.server.validate(token))
+
+    def challenges(self):
+        """The `WWW-Authenticate` values of a 401."""
+        return ['Basic realm="tokenbroker test"']
 
     def read_body(self):
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
@@ -54,7 +62,8 @@ class _GitHTTPHandler(http.server.BaseHTTPRequestHandler):
         body = self.read_body() if self.command == "POST" else b""
         if not self.authorized():
             self.send_response(401)
-            self.send_header("WWW-Authenticate", 'Basic realm="tokenbroker test"')
+            for challenge in self.challenges():
+                self.send_header("WWW-Authenticate", challenge)
             self.send_header("Content-Length", "0")
             self.end_headers()
             return

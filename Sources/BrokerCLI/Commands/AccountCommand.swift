@@ -32,15 +32,19 @@ enum AccountCommand {
         status: .usage,
         description: "account '\(request.name)' already exists in the config; pass --replace to overwrite it, or pick another name")
     }
-    let entries = [("provider", request.provider)] + request.entries
+    let (entries, pathGroups) = request.splitPathHosts()
     var edited = files.user
-    let newGroup = RawConfig.Group(
-      name: group, file: file, entries: entries.map { RawConfig.Entry(key: $0.0, value: $0.1, file: file) })
-    if let i = edited.groups.firstIndex(where: { $0.name == group }) {
-      edited.groups[i] = newGroup
-    } else {
-      edited.groups.append(newGroup)
+    func put(_ name: String, _ entries: [(String, String)]) {
+      let newGroup = RawConfig.Group(
+        name: name, file: file, entries: entries.map { RawConfig.Entry(key: $0.0, value: $0.1, file: file) })
+      if let i = edited.groups.firstIndex(where: { $0.name == name }) {
+        edited.groups[i] = newGroup
+      } else {
+        edited.groups.append(newGroup)
+      }
     }
+    put(group, entries)
+    for name in pathGroups { put(name, [("account", request.name)]) }
     let result = try ConfigParser.parse(files.system.merged(with: edited))
     for (key, _) in entries where result.warnings.contains(unknownKeyWarning(file: file, group: group, key: key)) {
       throw HelperError(
@@ -48,6 +52,10 @@ enum AccountCommand {
         description: "'--\(key)' is not an account key; see 'man tokenbroker-config' for the keys (the config was not changed)")
     }
     try KeyFileEditor.setGroup(file: file, group: group, entries: entries)
+    for name in pathGroups {
+      try KeyFileEditor.setGroup(file: file, group: name, entries: [("account", request.name)])
+      runtime.context.say("bound [\(name)] to account '\(request.name)'; run 'tokenbroker setup-git \(request.name)' so that git sends the path")
+    }
     runtime.context.say("\(request.replace ? "wrote" : "added") account '\(request.name)' to \(file); sign in with 'tokenbroker login \(request.name)'")
     return .success
   }
@@ -141,6 +149,26 @@ struct AddRequest {
     guard let provider else { throw UsageError("missing --provider (azure, google or sharepoint)", usage: usage) }
     self.name = name
     self.provider = provider
+  }
+
+  /// The account group's entries (`provider` first) and the `[host HOST/PATH]` groups to bind to
+  /// the account: a `--hosts` entry with a path (`dev.azure.com/contoso`) cannot be an account's
+  /// `hosts` entry (interface.md §2.1: those are hosts and patterns), so it becomes a group of
+  /// its own with `account = NAME`; the other entries stay in `hosts` (none left: no `hosts` key).
+  func splitPathHosts() -> (entries: [(String, String)], pathGroups: [String]) {
+    var entries = [("provider", provider)]
+    var groups: [String] = []
+    for (key, value) in self.entries {
+      guard key == "hosts" else {
+        entries.append((key, value))
+        continue
+      }
+      let items = ScopeSet.split(value)
+      groups += items.filter { $0.contains("/") }.map { "host " + $0 }
+      let plain = items.filter { !$0.contains("/") }
+      if !plain.isEmpty { entries.append((key, plain.joined(separator: " "))) }
+    }
+    return (entries, groups)
   }
 
   /// Letters, digits and `. _ @ + -`, not starting with `-`: a name that fits a group header and

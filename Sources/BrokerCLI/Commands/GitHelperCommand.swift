@@ -28,11 +28,16 @@ enum GitHelperCommand {
 
   private static func get(_ request: CredentialMessage, runtime: Runtime) async throws -> ExitStatus {
     let target = try GitTarget(request)
-    guard let match = try HostResolver(config: runtime.config()).resolve(host: target.host) else {
-      runtime.verbose("no account serves '\(target.host)'; leaving it to the next helper")
+    let resolver = try HostResolver(config: runtime.config())
+    guard let match = resolver.resolve(host: target.host, path: target.path) else {
+      runtime.verbose(
+        "no account serves '\(target.place)'; leaving it to the next helper"
+          + (target.path == nil && resolver.hasPathGroups(host: target.host)
+            ? " (git sent no path, and only [host \(target.host)/PATH] groups serve this host: run 'tokenbroker setup-git', which sets credential.https://\(target.host).useHttpPath)"
+            : ""))
       return .success
     }
-    runtime.verbose("'\(target.host)' is served by account '\(match.account.name)' (\(match.rule))")
+    runtime.verbose("'\(target.place)' is served by account '\(match.account.name)' (\(match.rule))")
     try target.requireSecureProtocol()
     let token = try await runtime.accessToken(
       account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
@@ -54,13 +59,33 @@ enum GitHelperCommand {
 
   /// Drops the access token git reports as failed, if it is one we handed out; never a refresh
   /// token (bug-cases.md B01, B10).
+  ///
+  /// With a `path`, only the account that serves that path is asked; without one (a caller that
+  /// sends `path` to `get` but not to `erase`, as VFS for Git did: bug-cases-3.md X13), every
+  /// account that serves the host under some path: the token itself says which one handed it out.
+  /// A dropped token is named on stderr with the way to bind another account to the repository's
+  /// path, since git gives up after this erase and another tenant's organisation on the same
+  /// host looks just like it.
   private static func erase(_ request: CredentialMessage, runtime: Runtime) async throws -> ExitStatus {
     guard let target = try? GitTarget(request),
-      let match = try HostResolver(config: runtime.config()).resolve(host: target.host),
       let failed = request.value("password") ?? request.value("credential"), !failed.isEmpty
     else { return .success }
-    let dropped = try await runtime.eraseHandedOut(account: match.account.name, token: Secret(failed))
-    runtime.verbose(dropped ? "dropped the rejected access token of '\(match.account.name)'" : "erase matched no token of ours")
+    let resolver = try HostResolver(config: runtime.config())
+    let candidates =
+      target.path == nil
+      ? resolver.accounts(servingHost: target.host)
+      : resolver.resolve(host: target.host, path: target.path).map { [$0.account] } ?? []
+    for account in candidates {
+      guard try await runtime.eraseHandedOut(account: account.name, token: Secret(failed)) else { continue }
+      runtime.verbose("dropped the rejected access token of '\(account.name)'")
+      let org = target.path.flatMap { $0.split(separator: "/").first }.map(String.init) ?? "ORG"
+      runtime.context.say(
+        "\(target.place) refused the token of account '\(account.name)', which is dropped (the next request gets a new one); "
+          + "if this repository belongs to another account or tenant, bind it with [host \(target.host)/\(org)] "
+          + "(README: Several organisations on one host)")
+      return .success
+    }
+    runtime.verbose("erase matched no token of ours")
     return .success
   }
 }
@@ -69,6 +94,12 @@ enum GitHelperCommand {
 struct GitTarget {
   var proto: String
   var host: String
+  /// git's `path` (sent with `credential.useHttpPath`): the URL's path without its leading `/`,
+  /// or nil when the request has none (an empty one counts as none).
+  var path: String?
+
+  /// `HOST` or `HOST/PATH`, for messages.
+  var place: String { path.map { host + "/" + $0 } ?? host }
 
   /// - Throws: `HelperError` when `protocol` or `host` is missing or empty (never a wildcard,
   ///   CVE-2020-11008) or the `url` disagrees.
@@ -87,6 +118,9 @@ struct GitTarget {
     guard let host, !host.isEmpty else { throw HelperError.missing("host") }
     self.proto = proto.lowercased()
     self.host = host.lowercased()
+    var path = Substring(request.value("path") ?? "")
+    while path.first == "/" { path.removeFirst() }
+    self.path = path.isEmpty ? nil : String(path)
   }
 
   /// `https` always; `http` only to a loopback host (interface.md §4).

@@ -3,6 +3,10 @@ import BrokerCore
 /// `tokenbroker setup-git [ACCOUNT] [--dry-run]`: makes git use tokenbroker for every host of the
 /// account(s) (interface.md §3; reference/protocols.md §1.6).
 ///
+/// A host with `[host HOST/PATH]` groups also gets `credential.https://HOST.useHttpPath true`, so
+/// that git sends the path those groups are chosen by (and only such a host: elsewhere a path
+/// would make caching helpers keep one credential per repository).
+///
 /// For each host it leaves `credential.https://HOST.helper` in the global git config (the file
 /// `git config --global` writes: `GIT_CONFIG_GLOBAL`, else `~/.gitconfig`) holding exactly two
 /// values: an empty one, which resets helpers inherited from other config files, then
@@ -25,7 +29,11 @@ enum SetupGitCommand {
       return .success
     }
     let git = GitConfig(environment: context.environment)
+    let resolver = try HostResolver(config: config)
     for host in hosts {
+      if resolver.hasPathGroups(host: host) {
+        try await setUseHttpPath(host: host, git: git, dryRun: a.flag("dry-run"), runtime: runtime)
+      }
       let key = "credential.https://\(host).helper"
       let current = try await git.values(key)
       if current == helperValues {
@@ -48,8 +56,24 @@ enum SetupGitCommand {
     return .success
   }
 
-  /// The exact hosts of `accounts`, in config order without repeats: `[host HOST]` groups bound to
-  /// them, then their `hosts` entries. `*.suffix` patterns are reported through `note`.
+  /// Makes git send `path` to helpers for `host` (`credential.https://HOST.useHttpPath true`), which
+  /// its `[host HOST/PATH]` groups need (interface.md §2.1); set only for such hosts.
+  private static func setUseHttpPath(host: String, git: GitConfig, dryRun: Bool, runtime: Runtime) async throws {
+    let key = "credential.https://\(host).useHttpPath"
+    let command = ["--replace-all", key, "true"]
+    if try await git.values(key) == ["true"] {
+      if dryRun { runtime.context.say("\(key) is already set up") }
+      runtime.verbose("\(key) is already set up")
+    } else if dryRun {
+      runtime.context.writeOutput(GitConfig.display(command) + "\n")
+    } else {
+      try await git.run(command)
+      runtime.context.say("git now sends the repository path of https://\(host) to its helpers (useHttpPath), for the [host \(host)/PATH] groups")
+    }
+  }
+
+  /// The exact hosts of `accounts`, in config order without repeats: `[host HOST]` and
+  /// `[host HOST/PATH]` groups bound to them, then their `hosts` entries. `*.suffix` patterns are reported through `note`.
   static func hostsToSetUp(config: BrokerConfig, accounts: [AccountConfig], note: (String) -> Void) -> [String] {
     let names = Set(accounts.map(\.name))
     var out: [String] = []
