@@ -37,6 +37,7 @@ final class ExecTokens: Sendable {
   private let built = Mutex<TokenService?>(nil)
   private let agentDeclined = Mutex(false)
   private let identities = Mutex<[String: String]>([:])
+  private let numberLookup = Mutex<Task<Result<String, EndpointFailure>, Never>?>(nil)
 
   /// - Parameters:
   ///   - config: the validated config of this exec.
@@ -70,6 +71,60 @@ final class ExecTokens: Sendable {
       let mapped = ErrorMapping.map(error)
       return .failure(failure(mapped.status.rawValue, mapped.message))
     }
+  }
+
+  /// The account's ID token (`kind: .idToken`, from this process's cache or the store; a refresh
+  /// when it is due) if it was issued to `audience`: the account's `client-id` or
+  /// `device-client-id`, whichever the sign-in used. Nil for any other audience: a user account
+  /// cannot mint ID tokens for others (X11), and no other token is handed out in its place.
+  func idToken(account name: String, audience: String) async -> Result<Secret?, EndpointFailure> {
+    guard let account = config.account(named: name), [account.clientID, account.deviceClientID].contains(audience) else {
+      report(GoogleMetadataEndpoint.noIDToken)
+      return .success(nil)
+    }
+    do {
+      let t = try await local.accessToken(
+        account: name, scopes: nil, minValid: nil, forceRefresh: false, kind: .idToken, config: config,
+        diagnostics: .off, service: service)
+      guard IDTokenClaims.audiences(of: t.accessToken).contains(audience) else {
+        report(GoogleMetadataEndpoint.noIDToken)
+        return .success(nil)
+      }
+      return .success(t.accessToken)
+    } catch {
+      let mapped = ErrorMapping.map(error)
+      return .failure(failure(mapped.status.rawValue, mapped.message))
+    }
+  }
+
+  /// The number of the account's `project` (`GoogleProjectNumber`): configured, cached, or looked
+  /// up once for this exec with the account's token (concurrent askers share the lookup; a failed
+  /// one is tried again by the next).
+  func projectNumber(account name: String, lookup: GoogleProjectNumber) async -> Result<String, EndpointFailure> {
+    let task = numberLookup.withLock { running in
+      if let running { return running }
+      let started = Task { () -> Result<String, EndpointFailure> in
+        do {
+          return .success(
+            try await lookup.number {
+              switch await self.token(account: name, scopes: nil) {
+              case .success(let t): return t.accessToken
+              case .failure(let f): throw f
+              }
+            })
+        } catch let f as EndpointFailure {
+          return .failure(f)
+        } catch {
+          let mapped = ErrorMapping.map(error)
+          return .failure(self.failure(mapped.status.rawValue, mapped.message))
+        }
+      }
+      running = started
+      return started
+    }
+    let result = await task.value
+    if case .failure = result { numberLookup.withLock { $0 = nil } }
+    return result
   }
 
   /// The token service, built on the first call that needs it.

@@ -97,6 +97,11 @@ public struct AccountConfig: Sendable, Equatable {
   public var cookieLifetime: Int = 43200
   /// google: the Cloud project id `exec`'s metadata endpoint reports (`project`), or nil.
   public var project: String?
+  /// google: the project's number, digits (`project-number`), or nil: looked up at
+  /// `resourceManagerEndpoint` when exec is asked for it.
+  public var projectNumber: String?
+  /// google: Cloud Resource Manager's origin (`resource-manager-endpoint`), for the project number.
+  public var resourceManagerEndpoint = "https://cloudresourcemanager.googleapis.com"
   /// oidc: the token `--format exec-credential` carries (`kube-token`).
   public var kubeToken: KubeToken = .access
 

@@ -11,6 +11,7 @@ public enum ConfigParser {
     "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "authorization-endpoint",
     "token-endpoint", "device-authorization-endpoint", "revocation-endpoint", "userinfo-endpoint", "ca-file",
     "site", "via", "mode", "cookie-lifetime", "project", "kube-token",
+    "project-number", "resource-manager-endpoint",
   ]
   private static let hostKeys: Set<String> = ["account", "scopes", "username"]
 
@@ -108,6 +109,15 @@ public enum ConfigParser {
       case "mode": a.mode = try choice(SharePointMode(rawValue: e.value), e, g, "bearer, cookie or imported-cookies")
       case "cookie-lifetime": a.cookieLifetime = try seconds(e, g, minimum: 1)
       case "project": a.project = try token(e, g)
+      case "project-number":
+        guard !e.value.isEmpty, e.value.utf8.count <= 19, e.value.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+          throw bad(e, g, "'\(e.value)' is not a project number (digits, as the console's project info shows)")
+        }
+        a.projectNumber = e.value
+      case "resource-manager-endpoint":
+        var origin = try endpoint(e, g)
+        while origin.hasSuffix("/") { origin.removeLast() }
+        a.resourceManagerEndpoint = origin
       case "kube-token":
         a.kubeToken = try choice(KubeToken(rawValue: e.value), e, g, "access or id")
         if a.kubeToken == .id && provider != .oidc {

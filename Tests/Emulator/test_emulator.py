@@ -511,6 +511,27 @@ class GoogleTest(EmulatorTest):
         self.assertEqual(_claims(self.device_sign_in()["id_token"])["iss"],
                          "127.0.0.1:%d/google" % self.emu.port)
 
+    def test_resource_manager_project_number(self):
+        """projects.get: cloud-platform scope needed; projectNumber a string of digits; a
+        project not in google_projects is 403, as for a project the caller cannot see."""
+        def get(project, token):
+            status, _, text = self.client.request("/google/resourcemanager/v1/projects/" + project,
+                                                  headers={"Authorization": "Bearer " + token})
+            return status, json.loads(text)
+        self.assertEqual(get("p", "nope")[0], 401)
+        self.assertEqual(get("p", self.device_sign_in()["access_token"])[0], 403)  # openid email only
+        status, dc = self.client.post("/google/device/code", {
+            "client_id": "g-client", "scope": "openid https://www.googleapis.com/auth/cloud-platform"})
+        self.emu.approve(dc["user_code"])
+        token = self.google_token(grant_type=DEVICE_GRANT, device_code=dc["device_code"])[1]["access_token"]
+        status, doc = get("demo-proj", token)
+        self.assertEqual(status, 200)
+        self.assertTrue(doc["projectNumber"].isdigit() and len(doc["projectNumber"]) == 12, doc)
+        self.assertEqual(get("demo-proj", token)[1], doc)
+        self.emu.configure(google_projects={"demo-proj": 42})
+        self.assertEqual(get("demo-proj", token)[1]["projectNumber"], "42")
+        self.assertEqual(get("other", token)[0], 403)
+
     def test_client_secret_required(self):
         status, body = self.client.post("/google/token", {"client_id": "g-client",
                                                           "grant_type": "refresh_token",

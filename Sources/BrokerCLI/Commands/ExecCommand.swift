@@ -1,6 +1,8 @@
 import BrokerAgent
 import BrokerCore
+import BrokerHTTP
 import BrokerProviders
+import BrokerStore
 import BrokerSystem
 import BrokerWire
 import Glibc
@@ -61,10 +63,16 @@ enum ExecCommand {
     }
     if let google {
       let name = google.name
+      let lookup = GoogleProjectNumber(
+        account: google, transport: CurlTransport(), caFiles: services.config.settings.caFiles(google),
+        cache: LayeredDiscoveryCache(backing: DiscoveryFileCache(directory: runtime.paths.cacheDirectory)), time: SystemTime())
       let protocolLogic = GoogleMetadataEndpoint(
-        scopes: google.scopes, project: google.project, token: { await tokens.token(account: name, scopes: $0) },
+        scopes: google.scopes, project: google.project,
+        projectNumber: { await tokens.projectNumber(account: name, lookup: lookup) },
+        token: { await tokens.token(account: name, scopes: $0) },
+        idToken: { await tokens.idToken(account: name, audience: $0) },
         email: { await tokens.identity(account: name) }, now: { SystemTime().now })
-      let server = try EndpointServer()
+      let server = try EndpointServer(headers: [GoogleMetadataEndpoint.flavor])
       for variable in ["GCE_METADATA_HOST", "GCE_METADATA_IP", "GCE_METADATA_ROOT"] {
         added.append((variable, "127.0.0.1:\(server.port)"))
       }

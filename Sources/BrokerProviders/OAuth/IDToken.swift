@@ -82,3 +82,9 @@ public struct IDTokenClaims: Sendable, Equatable, Decodable, CustomStringConvert
     exp = c.lenientInt(.exp).map(Int64.init)
   }
 }
+
+extension IDTokenClaims {
+  /// The `aud` of an ID token (a JWT): one string or several; empty when it cannot be read. For
+  /// exec's identity path, which serves an ID token only to an audience it was issued to.
+  public static func audiences(of jwt: Secret) -> [String] { IDToken.claims(of: jwt.revealed).aud }
+}

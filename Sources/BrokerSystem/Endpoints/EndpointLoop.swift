@@ -118,7 +118,7 @@ struct EndpointLoop {
         c.phase = dispatch(id, head: head)
         if case .writing = c.phase { c.deadline = monotonicSeconds() + EndpointServer.writeTimeout }
       case .tooLarge:
-        c.phase = .writing(EndpointReply.text(431, "Request Header Fields Too Large\n").wire(includeBody: true), offset: 0)
+        c.phase = .writing(EndpointReply.text(431, "Request Header Fields Too Large\n", headers: server.replyHeaders).wire(includeBody: true), offset: 0)
         c.deadline = monotonicSeconds() + EndpointServer.writeTimeout
       }
     }
@@ -128,10 +128,10 @@ struct EndpointLoop {
   /// A malformed or foreign request is answered here; any other goes to the handler's task.
   private func dispatch(_ id: Int, head: [UInt8]) -> Phase {
     guard let request = LoopbackRequest.parse(head: head) else {
-      return .writing(EndpointReply.text(400, "Bad Request\n").wire(includeBody: true), offset: 0)
+      return .writing(EndpointReply.text(400, "Bad Request\n", headers: server.replyHeaders).wire(includeBody: true), offset: 0)
     }
     if let host = request.host, !server.allowedHosts.contains(host) {
-      return .writing(EndpointReply.text(400, "Bad Request: unexpected Host\n").wire(includeBody: true), offset: 0)
+      return .writing(EndpointReply.text(400, "Bad Request: unexpected Host\n", headers: server.replyHeaders).wire(includeBody: true), offset: 0)
     }
     let (server, handler) = (self.server, self.handler)
     Task {

@@ -25,6 +25,9 @@ public final class EndpointServer: Sendable {
   /// Connections open at once; a further one closes the one reading longest
   /// (`connectionLimit`, from this process's descriptor limit).
   let maxConnections: Int
+  /// Headers on the replies the loop gives itself (400, 431), as the protocol puts on all of its
+  /// own (`Metadata-Flavor: Google`).
+  let replyHeaders: [(name: String, value: String)]
 
   struct Shared {
     var stopped = false
@@ -33,8 +36,11 @@ public final class EndpointServer: Sendable {
     var outbox: [(id: Int, bytes: [UInt8])] = []
   }
 
+  /// - Parameter headers: put on the replies the socket loop gives itself (a malformed or oversized
+  ///   request, a foreign `Host`), as the protocol's handler puts them on its own.
   /// - Throws: `SystemError.listener` (no loopback), `.call` (no pipe).
-  public init() throws(SystemError) {
+  public init(headers: [(name: String, value: String)] = []) throws(SystemError) {
+    replyHeaders = headers
     let opened: (fds: [Int32], port: Int)
     do {
       opened = try LoopbackSockets.open(port: nil, ipv6: false, backlog: 512)

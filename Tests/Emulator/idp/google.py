@@ -2,7 +2,8 @@
 
 POST /google/token, POST /google/device/code, POST /google/revoke (RFC 7009),
 GET|POST /google/o/oauth2/v2/auth, GET /google/tokeninfo, GET /google/v1/userinfo,
-GET /google/.well-known/openid-configuration, GET /google/oauth2/v3/certs.
+GET /google/.well-known/openid-configuration, GET /google/oauth2/v3/certs; and Cloud Resource
+Manager's projects.get, GET /google/resourcemanager/v1/projects/ID (for exec's project number).
 
 How it differs from Azure, on purpose: client_secret required at the token endpoint (form or
 HTTP Basic); refresh responses carry no refresh_token (no rotation); a refresh token only
@@ -106,6 +107,11 @@ def _client(req):
     return client_id
 
 
+def _api_error(status, message, code):
+    """A Google API error document (AIP-193)."""
+    return json_response({"error": {"code": status, "message": message, "status": code}}, status)
+
+
 def _user_code():
     """Google style: `ABCD-EFGH`."""
     code = tokens.user_code()[:8]
@@ -136,6 +142,8 @@ class GoogleProvider:
                   "google.openid-configuration", self.openid_configuration),
             Route(("GET",), r"/google/oauth2/v3/certs", "google.jwks",
                   lambda req: json_response({"keys": []})),
+            Route(("GET",), r"/google/resourcemanager/v1/projects/(?P<project>[^/]+)",
+                  "google.resourcemanager", self.project),
         ]
 
     # -- device authorization ------------------------------------------------------------
@@ -243,6 +251,22 @@ class GoogleProvider:
         user = self.store.user(info["username"])
         return json_response({"sub": _sub(user), "name": user.name, "email": user.username,
                               "email_verified": True})
+
+    def project(self, req, project):
+        """Cloud Resource Manager v1 projects.get: a bearer token with cloud-platform scope;
+        `projectNumber` is a string (int64 in Google's JSON); errors in Google's API shape."""
+        auth = req.headers.get("authorization", "")
+        info = self.store.validate_access_token(auth[7:]) if auth[:7].lower() == "bearer " else None
+        if info is None:
+            return _api_error(401, "Request had invalid authentication credentials.", "UNAUTHENTICATED")
+        known = self.options.google_projects
+        if "https://www.googleapis.com/auth/cloud-platform" not in info["scope"].split() or (
+                known is not None and project not in known):
+            return _api_error(403, "The caller does not have permission", "PERMISSION_DENIED")
+        number = known[project] if known is not None else \
+            100000000000 + int(hashlib.sha256(project.encode()).hexdigest()[:12], 16) % 900000000000
+        return json_response({"projectNumber": str(number), "projectId": project, "name": project,
+                              "lifecycleState": "ACTIVE"})
 
     # -- browser and discovery -----------------------------------------------------------
 

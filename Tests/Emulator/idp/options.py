@@ -30,6 +30,9 @@ class Options:
     - confidential_clients: {client_id: secret} of clients that must authenticate at the token
       endpoint (HTTP Basic or `client_secret`); every other client is public and may send no
       secret. Changing a secret here is an admin rotating it.
+    - google_projects: {project_id: number} that Cloud Resource Manager's `projects.get`
+      (/google/resourcemanager/v1/projects/ID) knows; any other id is answered 403, as Google
+      answers a project the caller cannot see. None: every id, with a number derived from it.
     """
     access_token_lifetime: int = 3600
     refresh_token_lifetime: float | None = None
@@ -43,6 +46,7 @@ class Options:
     tenant_id: str = DEFAULT_TENANT_ID
     google_iss_without_scheme: bool = False
     confidential_clients: dict | None = None
+    google_projects: dict | None = None
 
     def update(self, **changes):
         """Set options by name; unknown names and values out of range raise ValueError."""

@@ -12,9 +12,14 @@ struct GoogleMetadataEndpointTests {
     let notSignedIn = EndpointFailure(kind: .signInRequired, message: "'g' is not signed in; run 'tokenbroker login g'")
     return GoogleMetadataEndpoint(
       scopes: ["openid", "email", "https://www.googleapis.com/auth/cloud-platform"], project: project,
+      projectNumber: { .success("123456789012") },
       token: { scopes in
         asked?.append(scopes)
         return signedIn ? .success(EndpointToken(accessToken: Secret("GAT"), expiresOn: 10_000)) : .failure(notSignedIn)
+      },
+      idToken: { audience in
+        guard signedIn else { return .failure(notSignedIn) }
+        return .success(audience == "client-1" ? Secret("GIDT") : nil)
       },
       email: { signedIn ? .success("user1@example.test") : .failure(notSignedIn) }, now: { 6_400 })
   }
@@ -67,7 +72,7 @@ struct GoogleMetadataEndpointTests {
     #expect(ping.status == 200)
     #expect(ping.headers.contains { $0.name == "Metadata-Flavor" && $0.value == "Google" })
     #expect(await e.answer(Self.get("/computeMetadata/v1/instance")).status == 200)
-    for unknown in ["/computeMetadata/v1/instance/hostname", "/computeMetadata/v2/x", "/favicon.ico", Self.sa + "default/identity"] {
+    for unknown in ["/computeMetadata/v1/instance/hostname", "/computeMetadata/v2/x", "/favicon.ico", Self.sa + "default/nope"] {
       #expect(await e.answer(Self.get(unknown)).status == 404)
     }
   }
@@ -94,5 +99,49 @@ struct GoogleMetadataEndpointTests {
       #expect(reply.status == 403)
       #expect(reply.bodyText == "tokenbroker: 'g' is not signed in; run 'tokenbroker login g'\n")
     }
+  }
+
+  @Test func numericProjectIDBothUniverseSpellingsAndTheHeaderOnEveryReply() async {
+    let e = Self.endpoint()
+    #expect(await e.answer(Self.get("/computeMetadata/v1/project/numeric-project-id")).bodyText == "123456789012")
+    #expect(await Self.endpoint(project: String?.none).answer(Self.get("/computeMetadata/v1/project/numeric-project-id")).status == 404)
+    for spelling in ["universe-domain", "universe_domain"] {
+      #expect(await e.answer(Self.get("/computeMetadata/v1/universe/" + spelling)).bodyText == "googleapis.com")
+    }
+    var post = Self.get("/computeMetadata/v1/project/project-id")
+    post.method = "POST"
+    for request in [Self.get("/computeMetadata/v1/instance/attributes/nope"), Self.get("/", flavor: false), post] {
+      let reply = await e.answer(request)
+      #expect(reply.status >= 400)
+      #expect(reply.headers.contains { $0.name == "Metadata-Flavor" && $0.value == "Google" })
+    }
+  }
+
+  @Test func recursiveDirectoriesAreJSON() async {
+    let e = Self.endpoint()
+    let info = #"{"aliases":["default"],"email":"user1@example.test","scopes":["openid","email","https://www.googleapis.com/auth/cloud-platform"]}"#
+    let listing = await e.answer(Self.get(Self.sa + "?recursive=true"))
+    #expect(listing.contentType == "application/json")
+    #expect(listing.bodyText == #"{"default":"# + info + #","user1@example.test":"# + info + "}")
+    #expect(await e.answer(Self.get("/computeMetadata/v1/instance/?recursive=true")).bodyText == #"{"serviceAccounts":"# + listing.bodyText + "}")
+    #expect(
+      await e.answer(Self.get("/computeMetadata/v1/project/?recursive=true")).bodyText
+        == #"{"numericProjectId":123456789012,"projectId":"proj-1"}"#)
+    #expect(await e.answer(Self.get("/computeMetadata/v1/universe/?recursive=true")).bodyText == #"{"universeDomain":"googleapis.com"}"#)
+    #expect(await e.answer(Self.get("/computeMetadata/v1/?recursive=true")).bodyText.hasPrefix(#"{"instance":{"serviceAccounts":"#))
+  }
+
+  @Test func identityOnlyForTheAccountsOwnAudienceNeverAnotherToken() async {
+    let e = Self.endpoint()
+    let own = await e.answer(Self.get(Self.sa + "default/identity?audience=client-1&format=full"))
+    #expect(own.status == 200)
+    #expect(own.bodyText == "GIDT")
+    for path in [Self.sa + "default/identity?audience=https://svc.example.test", Self.sa + "user1@example.test/identity?audience=x"] {
+      let reply = await e.answer(Self.get(path))
+      #expect(reply.status == 400)
+      #expect(reply.bodyText == "tokenbroker: " + GoogleMetadataEndpoint.noIDToken + "\n")
+      #expect(!reply.bodyText.contains("GAT") && !reply.bodyText.contains("GIDT"))
+    }
+    #expect(await e.answer(Self.get(Self.sa + "default/identity")).status == 400)
   }
 }
