@@ -79,7 +79,8 @@ final class ExecTokens: Sendable {
   /// cannot mint ID tokens for others (X11), and no other token is handed out in its place.
   func idToken(account name: String, audience: String) async -> Result<Secret?, EndpointFailure> {
     guard let account = config.account(named: name), [account.clientID, account.deviceClientID].contains(audience) else {
-      report(GoogleMetadataEndpoint.noIDToken)
+      // gcloud asks for its own client's on every refresh and goes on without: nothing to say.
+      if audience != Self.gcloudClientID { report(GoogleMetadataEndpoint.noIDToken) }
       return .success(nil)
     }
     do {
@@ -96,6 +97,9 @@ final class ExecTokens: Sendable {
       return .failure(failure(mapped.status.rawValue, mapped.message))
     }
   }
+
+  /// gcloud's OAuth client (`googlecloudsdk/core/config.py` CLOUDSDK_CLIENT_ID).
+  static let gcloudClientID = "32555940559.apps.googleusercontent.com"
 
   /// The number of the account's `project` (`GoogleProjectNumber`): configured, cached, or looked
   /// up once for this exec with the account's token (concurrent askers share the lookup; a failed

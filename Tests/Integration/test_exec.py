@@ -67,6 +67,8 @@ class ExecProcessTest(ExecTestCase):
         for name in REMOVED:
             self.assertNotIn(name, seen)
         self.assertEqual(seen["AZURE_TENANT_ID"], "kept")
+        # DefaultAzureCredential tries no developer credential (az CLI, VS Code) of another identity.
+        self.assertEqual(seen["AZURE_TOKEN_CREDENTIALS"], "prod")
         self.assertRegex(seen["IDENTITY_ENDPOINT"], r"^http://127\.0\.0\.1:\d+/msi/token$")
         self.assertGreaterEqual(len(seen["IDENTITY_HEADER"]), 40)
         host = seen["GCE_METADATA_HOST"]
@@ -80,9 +82,14 @@ class ExecProcessTest(ExecTestCase):
             with self.assertRaises(ConnectionRefusedError):
                 socket.create_connection(("127.0.0.1", port), timeout=5).close()
         # A fresh secret every run.
-        again = json.loads(self.exec(sys.executable, "-c", SHOW_ENV, "0").stdout)
+        again = json.loads(self.exec(sys.executable, "-c", SHOW_ENV, "0",
+                                     env=self.env(AZURE_TOKEN_CREDENTIALS="ManagedIdentityCredential")).stdout)
         self.assertNotEqual(again["IDENTITY_HEADER"], seen["IDENTITY_HEADER"])
         self.assertNotIn("GCE_METADATA_HOST", again)
+        self.assertEqual(again["AZURE_TOKEN_CREDENTIALS"], "ManagedIdentityCredential")  # the parent's choice
+        # Without an Azure account, a program's own Azure credential chain is left alone.
+        alone = json.loads(self.exec(sys.executable, "-c", SHOW_ENV, "0", accounts=("g",)).stdout)
+        self.assertNotIn("AZURE_TOKEN_CREDENTIALS", alone)
 
     def test_arguments_and_environment_reach_command_byte_for_byte(self):
         """As env(1) does: bytes that are not UTF-8, in COMMAND's arguments and in a variable,
@@ -202,6 +209,22 @@ class AzureEndpointTest(ExecTestCase):
         self.assertEqual(json.loads(lines[5])["statusCode"], 400)
         self.assertIn(b"tokenbroker: exec: Azure managed identity: GET /msi/token -> 401", r.stderr)
         self.assert_no_exec_leak(r, header)
+
+    def test_exec_starts_the_agent_as_the_front_does(self):
+        """agent = auto and none running: exec starts one (it used only a running one), which
+        serves the tokens; with `--config FILE` it starts none, as the front."""
+        self.signed_in()
+        self.kill_agent()
+        get = ('curl -s -o /dev/null -w "%{http_code}" -H "X-IDENTITY-HEADER: $IDENTITY_HEADER" '
+               '"$IDENTITY_ENDPOINT?api-version=2019-08-01&resource=' + GRAPH + '"')
+        config = self.config_path
+        r = self.run_broker("--config", config, "exec", "work", "--", "sh", "-c", get)
+        self.assertEqual((r.returncode, r.stdout), (0, b"200"), r.stderr)
+        self.assertIsNone(self.agent_pid())
+        r = self.sh(get, verbose=True)
+        self.assertEqual((r.returncode, r.stdout), (0, b"200"), r.stderr)
+        self.assertIn(b"tokenbroker: exec: started the agent at ", r.stderr)
+        self.assertIsNotNone(self.agent_pid())
 
     def test_not_signed_in_answers_the_protocols_error_with_the_login_hint(self):
         r = self.sh('for i in 1 2; do curl -s -H "X-IDENTITY-HEADER: $IDENTITY_HEADER" '

@@ -44,12 +44,13 @@ enum ExecCommand {
     // The store and the token service are built on the first token the agent does not serve.
     let services = try runtime.services()
     let tokens = ExecTokens(
-      config: services.config, service: { services.tokenService() }, agent: try agentLink(runtime)
+      config: services.config, service: { services.tokenService() }, agent: try await agentLink(runtime)
     ) { message in
       if reported.withLock({ $0.insert(message).inserted }) { context.say(message) }
     }
     // What exec sets in COMMAND's environment (in this order), over what it removes.
     var added: [(String, String)] = []
+    var gcloudConfig: GcloudConfigOverlay?
     var servers: [(server: EndpointServer, name: String, handler: @Sendable (LoopbackRequest) async -> EndpointReply)] = []
     if let azure {
       let secret = Secret(RandomValue.base64URL(octets: 32))
@@ -59,6 +60,9 @@ enum ExecCommand {
       let server = try EndpointServer()
       added.append(("IDENTITY_ENDPOINT", "http://127.0.0.1:\(server.port)\(AppServiceEndpoint.path)"))
       added.append(("IDENTITY_HEADER", secret.revealed))
+      // DefaultAzureCredential then tries only environment, workload and managed identity: a user
+      // not signed in gets tokenbroker's message, not the az CLI's or VS Code's other identity.
+      if context.environment[tokenCredentials] == nil { added.append((tokenCredentials, "prod")) }
       servers.append((server, "Azure managed identity", protocolLogic.answer))
     }
     if let google {
@@ -76,7 +80,20 @@ enum ExecCommand {
       for variable in ["GCE_METADATA_HOST", "GCE_METADATA_IP", "GCE_METADATA_ROOT"] {
         added.append((variable, "127.0.0.1:\(server.port)"))
       }
-      if let project = google.project { added.append(("GOOGLE_CLOUD_PROJECT", project)) }
+      if let project = google.project {
+        added.append(("GOOGLE_CLOUD_PROJECT", project))
+      } else if gcloudTools.contains(String(command[0].split(separator: "/").last ?? "")) {
+        context.say(
+          "warning: '\(google.name)' has no project, so gcloud takes the metadata endpoint for no Compute Engine; "
+            + "set project (and project-number) in [account \(google.name)]")
+      }
+      try RuntimeDirectory.ensure(runtime.paths.runtimeDirectory)
+      let (directory, environment) = (runtime.paths.runtimeDirectory, context.environment)
+      let overlay = try await DedicatedThread.run {
+        try GcloudConfigOverlay.create(runtimeDirectory: directory, environment: environment)
+      }
+      added.append(("CLOUDSDK_CONFIG", overlay.directory))
+      gcloudConfig = overlay
       servers.append((server, "Google metadata", protocolLogic.answer))
     }
     let verbose = runtime.diagnostics.isOn  // --verbose or TOKENBROKER_VERBOSE=1
@@ -98,8 +115,25 @@ enum ExecCommand {
     }
     let environment = ExecChild.environment(
       raw: context.isLive ? ExecChild.processEnvironment : nil, environment: context.environment, removed: removed, added: added)
-    return try await serve(endpoints, command: command, environment: environment, runtime: runtime)
+    guard let gcloudConfig else { return try await serve(endpoints, command: command, environment: environment, runtime: runtime) }
+    // Whatever gcloud cached under exec (its Compute Engine answer, the account, access tokens)
+    // goes with COMMAND (X10).
+    let status: Int32
+    do {
+      status = try await serve(endpoints, command: command, environment: environment, runtime: runtime)
+    } catch {
+      _ = try? await DedicatedThread.run { gcloudConfig.remove() }
+      throw error
+    }
+    _ = try? await DedicatedThread.run { gcloudConfig.remove() }
+    return status
   }
+
+  /// `AZURE_TOKEN_CREDENTIALS`: azure-identity's choice of credential chain (`prod`: environment,
+  /// workload identity, managed identity; azure-identity ≥ 1.23, Azure.Identity ≥ 1.14).
+  static let tokenCredentials = "AZURE_TOKEN_CREDENTIALS"
+  /// The commands that take the Google endpoint only with a project (gcloud's residency check).
+  static let gcloudTools: Set<String> = ["gcloud", "gsutil", "bq"]
 
   /// Serves the endpoints while COMMAND runs; closes them when it ends. An endpoint that fails
   /// meanwhile is named on stderr at once (`tokenbroker: what failed; what to do`); COMMAND runs on.
@@ -134,9 +168,26 @@ enum ExecCommand {
   }
 
   /// The agent to ask first (`agent = auto`), or nil. Only a server of this uid is talked to
-  /// (`AgentClient.connect` checks it); exec never starts one.
-  private static func agentLink(_ runtime: Runtime) throws -> ExecTokens.AgentLink? {
+  /// (`AgentClient.connect` checks it). As the front does (interface.md §8), exec starts one when
+  /// none listens at the socket and no `--config FILE` was given; a socket that is there but does
+  /// not answer (a forwarded one) is never taken over, and an agent that cannot start leaves the
+  /// tokens to this process.
+  private static func agentLink(_ runtime: Runtime) async throws -> ExecTokens.AgentLink? {
     guard try runtime.config().settings.agent == .auto else { return nil }
+    if runtime.globals.configFile == nil {
+      let endpoint = AgentCommand.endpoint(runtime)
+      switch AgentClient.connect(to: endpoint.socketPath) {
+      case .connected(let fd): close(fd)
+      case .failed: break
+      case .absent:
+        do {
+          _ = try await AgentCommand.ensureRunning(runtime: runtime, endpoint: endpoint)
+          runtime.verbose("exec: started the agent at \(endpoint.socketPath)")
+        } catch {
+          runtime.verbose("exec: \(error.description); this process fetches the tokens")
+        }
+      }
+    }
     return ExecTokens.AgentLink(
       socket: runtime.paths.agentSocket, config: AgentCommand.explicitConfig(runtime),
       bus: runtime.context.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "", environment: runtime.context.environment)

@@ -10,7 +10,7 @@ import BrokerCore
 /// - `instance/service-accounts/{default|EMAIL}/` (`?recursive=true`: `{"aliases","email","scopes"}`),
 ///   `…/token[?scopes=a,b]` (`{"access_token","expires_in","token_type"}`, `expires_in` an integer
 ///   ≥ 1), `…/email`, `…/scopes`, `…/aliases`, `…/identity?audience=A` (the account's ID token,
-///   as text, only for an audience it was issued to; otherwise 400 with one plain line);
+///   as text, only for an audience it was issued to; otherwise 404 with one plain line);
 /// - `instance/service-accounts/` (the listing `default/`, `EMAIL/`; `?recursive=true`: JSON keyed
 ///   by both names, as gcloud and Node read it);
 /// - `project/project-id`, `project/numeric-project-id` (digits: gcloud decides "on Compute
@@ -145,7 +145,9 @@ public struct GoogleMetadataEndpoint: Sendable {
       switch await idToken(audience) {
       case .failure(let f): return Self.failure(f)
       case .success(let token?): return Self.text(200, token.revealed)
-      case .success(nil): return Self.text(400, "tokenbroker: " + Self.noIDToken + "\n")
+      // 404, not 400: gcloud asks for an ID token of its own client on every refresh and
+      // ignores only a 404 (`gce.py` GetIdToken); a 400 makes it crash.
+      case .success(nil): return Self.text(404, "tokenbroker: " + Self.noIDToken + "\n")
       }
     default: return Self.notFound
     }
