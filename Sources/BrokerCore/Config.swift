@@ -157,8 +157,13 @@ public struct BrokerConfig: Sendable, Equatable {
 
   /// The account `name`. - Throws: `ConfigError.unknownAccount`.
   public func requireAccount(_ name: String) throws -> AccountConfig {
-    guard let a = account(named: name) else { throw ConfigError.unknownAccount(name) }
+    guard let a = account(named: name) else { throw unknownAccount(name) }
     return a
+  }
+
+  /// The error for an account name the config does not define, naming a defined one it looks like.
+  public func unknownAccount(_ name: String) -> ConfigError {
+    .unknownAccount(name, suggestion: NameSuggestion.closest(to: name, among: accounts.map(\.name)))
   }
 }
 
@@ -212,7 +217,8 @@ public struct RawConfig: Sendable, Equatable {
 public enum ConfigError: Error, Sendable, Equatable {
   case invalid(file: String, group: String, key: String?, problem: String)
   case unreadable(file: String, detail: String)
-  case unknownAccount(String)
+  /// `suggestion`: a defined account whose name looks like this one (NameSuggestion).
+  case unknownAccount(String, suggestion: String? = nil)
   case hostConflict(host: String, first: String, second: String)
 }
 
@@ -222,7 +228,9 @@ extension ConfigError: CustomStringConvertible {
     case .invalid(let file, let group, let key, let problem):
       return "\(file): [\(group)]\(key.map { " \($0)" } ?? ""): \(problem); fix the config file"
     case .unreadable(let file, let detail): return "cannot read the config file '\(file)' (\(detail)); fix or remove it"
-    case .unknownAccount(let name):
+    case .unknownAccount(let name, let suggestion?):
+      return "no account '\(name)' in the config; did you mean '\(suggestion)'?"
+    case .unknownAccount(let name, nil):
       return "no account '\(name)' in the config; add an [account \(name)] group (see 'tokenbroker account add --help')"
     case .hostConflict(let host, let first, let second):
       return "host '\(host)' is claimed by both \(first) and \(second); keep it in one place in the config"

@@ -66,7 +66,7 @@ public enum ConfigParser {
     -> AccountConfig
   {
     guard let providerEntry = g.entries.first(where: { $0.key == "provider" }) else {
-      throw ConfigError.invalid(file: g.file, group: g.name, key: "provider", problem: "missing (azure, google, sharepoint or oidc)")
+      throw missing("provider", g, "azure, google, sharepoint or oidc")
     }
     let provider = try choice(
       ProviderKind(rawValue: providerEntry.value), providerEntry, g, "azure, google, sharepoint or oidc")
@@ -127,7 +127,7 @@ public enum ConfigParser {
       }
     }
     func require(_ present: Bool, _ key: String, _ why: String) throws {
-      if !present { throw ConfigError.invalid(file: g.file, group: g.name, key: key, problem: "missing (\(why))") }
+      if !present { throw missing(key, g, why) }
     }
     switch provider {
     case .azure: try require(a.clientID != nil, "client-id", "the application (client) ID of your app registration")
@@ -158,9 +158,7 @@ public enum ConfigParser {
       default: warnings.append(unknownKey(e, g))
       }
     }
-    if h.account.isEmpty {
-      throw ConfigError.invalid(file: g.file, group: g.name, key: "account", problem: "missing (the account that serves this host)")
-    }
+    if h.account.isEmpty { throw missing("account", g, "the account that serves this host") }
     return h
   }
 
@@ -206,7 +204,15 @@ public enum ConfigParser {
   // MARK: value checks
 
   private static func unknownKey(_ e: RawConfig.Entry, _ g: RawConfig.Group) -> String {
-    "\(e.file): [\(g.name)] \(e.key): unknown key, ignored"
+    NameSuggestion.appending(
+      to: "\(e.file): [\(g.name)] \(e.key): unknown key, ignored", for: e.key, among: ConfigKeys.known(inGroup: g.name))
+  }
+  /// A required key's absence, naming a key of the group that looks like a misspelling of it.
+  private static func missing(_ key: String, _ g: RawConfig.Group, _ why: String) -> ConfigError {
+    let known = ConfigKeys.known(inGroup: g.name)
+    let lookalike = g.entries.first { !known.contains($0.key) && NameSuggestion.closest(to: $0.key, among: [key]) != nil }
+    let problem = lookalike.map { "missing; the group has '\($0.key)': write it as '\(key)'" } ?? "missing (\(why))"
+    return ConfigError.invalid(file: g.file, group: g.name, key: key, problem: problem)
   }
   private static func bad(_ e: RawConfig.Entry, _ g: RawConfig.Group, _ problem: String) -> ConfigError {
     .invalid(file: e.file, group: g.name, key: e.key, problem: problem)

@@ -117,14 +117,12 @@ import Testing
     #expect(h.stderr.hasPrefix("error: "))
   }
 
-  @Test func unknownKeyWarningMatchesTheParser() throws {
-    var raw = RawConfig()
-    raw.groups = [
-      RawConfig.Group(
-        name: "account a", file: "/f",
-        entries: [.init(key: "provider", value: "azure", file: "/f"), .init(key: "client-id", value: "c", file: "/f"), .init(key: "zz", value: "1", file: "/f")])
-    ]
-    let config = try ConfigParser.parse(raw)
-    #expect(config.warnings == [AccountCommand.unknownKeyWarning(file: "/f", group: "account a", key: "zz")])
+  @Test func aKeyTheConfigDoesNotTakeIsRefusedWithTheOneItLooksLike() async throws {
+    let h = try CLIHarness(config: Self.config)
+    let before = try file(h)
+    #expect(await h.run(["account", "add", "new", "--provider", "azure", "--client_id", "c"]) == 64)
+    #expect(try file(h) == before)
+    #expect(h.stderr.contains("'--client_id' is not an account key; did you mean '--client-id'?"))
+    #expect(h.stderr.contains("the config was not changed"))
   }
 }

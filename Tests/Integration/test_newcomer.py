@@ -1,7 +1,8 @@
 """A newcomer's first hour (issue 24): each natural first guess gets a line that says what to do.
 
 Finding 1: `tokenbroker get` typed at a terminal (a guess for "get a token") used to show nothing
-and wait for end of file; a blank line did not end it."""
+and wait for end of file; a blank line did not end it. Finding 2: a misspelt config key or account
+name hid its own cause."""
 import os
 import pty
 import select
@@ -59,6 +60,27 @@ class HelperActionOnTerminalTest(BrokerTestCase):
         self.assertEqual(rc, 0, shown)
         self.assertIn(b"password=", out)
         self.assertNotIn("password=", shown)
+
+
+class MisspeltNamesTest(BrokerTestCase):
+    """Finding 2: each error or warning names the known name a misspelt one stands for."""
+
+    def test_a_misspelt_required_key_is_named_in_the_error(self):
+        self.write_config(self.default_config().replace("client-id =", "client_id ="))
+        r = self.run_broker("token", "get", "work")
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn("client-id: missing; the group has 'client_id': write it as 'client-id'", r.stderr.decode())
+
+    def test_a_misspelt_broker_key_warns_with_the_key_it_looks_like(self):
+        self.write_config(self.default_config(extra_broker="stroe = file"))
+        r = self.run_broker("accounts")
+        self.assertIn("[broker] stroe: unknown key, ignored (did you mean 'store'?)", r.stderr.decode())
+
+    def test_a_misspelt_account_name_is_answered_with_the_one_it_looks_like(self):
+        for args in (["token", "get", "wrok"], ["logout", "wrok"], ["login", "wrok"]):
+            r = self.run_broker(*args)
+            self.assertEqual(r.returncode, 64, (args, r.stderr))
+            self.assertIn("no account 'wrok' in the config; did you mean 'work'?", r.stderr.decode(), args)
 
 
 if __name__ == "__main__":

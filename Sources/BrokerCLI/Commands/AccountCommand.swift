@@ -24,6 +24,12 @@ enum AccountCommand {
 
   private static func add(_ args: [String], runtime: Runtime) throws -> ExitStatus {
     let request = try AddRequest(args)
+    for (key, _) in request.entries where !ConfigKeys.account.contains(key) {
+      let hint = NameSuggestion.closest(to: key, among: ConfigKeys.account).map { "did you mean '--\($0)'? " } ?? ""
+      throw HelperError(
+        status: .usage,
+        description: "'--\(key)' is not an account key; \(hint)see 'man tokenbroker-config' for the keys (the config was not changed)")
+    }
     let file = runtime.paths.userConfigFile
     let group = "account \(request.name)"
     let files = try ConfigFiles(paths: runtime.paths)
@@ -45,12 +51,7 @@ enum AccountCommand {
     }
     put(group, entries)
     for name in pathGroups { put(name, [("account", request.name)]) }
-    let result = try ConfigParser.parse(files.system.merged(with: edited))
-    for (key, _) in entries where result.warnings.contains(unknownKeyWarning(file: file, group: group, key: key)) {
-      throw HelperError(
-        status: .usage,
-        description: "'--\(key)' is not an account key; see 'man tokenbroker-config' for the keys (the config was not changed)")
-    }
+    _ = try ConfigParser.parse(files.system.merged(with: edited))
     try KeyFileEditor.setGroup(file: file, group: group, entries: entries)
     for name in pathGroups {
       try KeyFileEditor.setGroup(file: file, group: name, entries: [("account", request.name)])
@@ -58,11 +59,6 @@ enum AccountCommand {
     }
     runtime.context.say("\(request.replace ? "wrote" : "added") account '\(request.name)' to \(file); sign in with 'tokenbroker login \(request.name)'")
     return .success
-  }
-
-  /// ConfigParser's warning for an unknown key (BrokerCore/ConfigParser.swift `unknownKey`).
-  static func unknownKeyWarning(file: String, group: String, key: String) -> String {
-    "\(file): [\(group)] \(key): unknown key, ignored"
   }
 
   // MARK: remove

@@ -16,6 +16,10 @@ enum LogoutCommand {
     }
     let name = try a.expectPositionals(["ACCOUNT"])[0]
     let removed = try await signOut(name, store: store)
+    // Nothing stored and no such account: most likely a misspelt name, not a signed-out account.
+    if removed == 0, let config = try? runtime.config(), config.account(named: name) == nil {
+      throw config.unknownAccount(name)
+    }
     runtime.context.say(
       removed == 0 ? "'\(name)' was not signed in; nothing to remove" : "signed out of '\(name)' (\(removed) items removed)")
     return .success

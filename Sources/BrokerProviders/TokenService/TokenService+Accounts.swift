@@ -9,7 +9,7 @@ extension TokenService {
   ///   `StoreError`.
   public func logout(account name: String) async throws -> Int {
     let keys = try await store.keys(account: name).filter { $0.account == name }
-    if keys.isEmpty, config.account(named: name) == nil { throw ConfigError.unknownAccount(name) }
+    if keys.isEmpty, config.account(named: name) == nil { throw config.unknownAccount(name) }
     for key in keys { try await store.delete(key) }
     refreshLock.setHold(nil, account: name)
     return keys.count
