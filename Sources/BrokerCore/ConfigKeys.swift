@@ -9,7 +9,8 @@ public enum ConfigKeys {
     "provider", "client-id", "client-secret", "device-client-id", "client-auth", "device-client-secret", "tenant",
     "scopes", "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "issuer",
     "authorization-endpoint", "token-endpoint", "device-authorization-endpoint", "revocation-endpoint",
-    "userinfo-endpoint", "ca-file", "site", "via", "mode", "cookie-lifetime", "project", "kube-token",
+    "userinfo-endpoint", "ca-file", "site", "via", "mode", "cookie-lifetime", "project", "project-number",
+    "resource-manager-endpoint", "kube-token",
   ]
   public static let host = ["account", "scopes", "username"]
 
