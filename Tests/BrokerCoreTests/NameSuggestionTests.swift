@@ -65,7 +65,9 @@ import Testing
         documented.insert(words[i + 1])
       }
     }
-    #expect(documented == Set(ConfigKeys.broker + ConfigKeys.account + ConfigKeys.host))
+    #expect(
+      documented == Set(ConfigKeys.broker + ConfigKeys.account + ConfigKeys.host),
+      "a key in tokenbroker-config(5) and the parser must be listed in Sources/BrokerCore/ConfigKeys.swift too")
   }
 
   @Test func anUnknownKeyNamesTheKnownOneItLooksLike() throws {
