@@ -457,6 +457,13 @@ class LogAndControlTest(EmulatorTest):
         self.assertTrue(info["active"])
         self.assertEqual(self.client.control("/introspect?token=AT-x")[1], {"active": False})
 
+    def test_jwt_access_tokens_carry_entras_claims(self):
+        self.emu.configure(azure_jwt_access_tokens=True)
+        body = self.client.sign_in()
+        claims = _claims(body["access_token"])
+        self.assertEqual(claims["tid"], self.emu.validate_access_token(body["access_token"])["tid"])
+        self.assertEqual(claims["exp"], self.emu.validate_access_token(body["access_token"])["exp"])
+
     def test_control_user_reset_and_errors(self):
         status, user = self.client.control("/user", {"username": "user2@example.test",
                                                      "oid": "oid-2"})

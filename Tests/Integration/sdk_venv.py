@@ -4,7 +4,8 @@ google-auth, requests, msal), for the tests that run them under `tokenbroker exe
 `TOKENBROKER_SDK_VENV` names a venv directory to use and keep (scripts/check makes one per run and
 shares it with Tests/Emulator/check_fidelity.sh); without it, one is made in a temporary directory
 on first use and removed when the run ends. When PyPI cannot be reached the tests are skipped,
-loudly: a SKIP line on stderr and the reason in unittest's summary.
+loudly: a SKIP line on stderr and the reason in unittest's summary. The Azure CLI gets a venv of its
+own (`az_cli`, `TOKENBROKER_AZ_VENV`): it is large and pins its own azure-identity and msal.
 """
 import atexit
 import os
@@ -45,3 +46,37 @@ def sdk_python():
         raise unittest.SkipTest(_failure)
     _python = python
     return python
+
+
+_az = None
+_az_failure = None
+
+
+def az_cli():
+    """The `az` of a throw-away venv with azure-cli from PyPI (large: about 730 MB and two minutes
+    to install); `TOKENBROKER_AZ_VENV` names a venv to use and keep instead. Raises
+    unittest.SkipTest, loudly, when PyPI cannot be reached."""
+    global _az, _az_failure
+    if _az:
+        return _az
+    if _az_failure:
+        raise unittest.SkipTest(_az_failure)
+    venv = os.environ.get("TOKENBROKER_AZ_VENV")
+    if not venv:
+        work = tempfile.mkdtemp(prefix="tb-az-venv-")
+        atexit.register(shutil.rmtree, work, True)
+        venv = os.path.join(work, "venv")
+    az = os.path.join(venv, "bin", "az")
+    try:
+        if not os.path.exists(az):
+            subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True, timeout=120)
+            r = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--quiet",
+                                "--disable-pip-version-check", "azure-cli"], capture_output=True, text=True, timeout=1200)
+            if r.returncode != 0:
+                raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "pip failed")
+    except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+        _az_failure = "cannot install azure-cli from PyPI (%s): the az tests did not run" % e
+        print("SKIP: " + _az_failure, file=sys.stderr, flush=True)
+        raise unittest.SkipTest(_az_failure)
+    _az = az
+    return az

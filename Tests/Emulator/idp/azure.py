@@ -292,7 +292,8 @@ class AzureProvider:
         (None: no field).
         """
         tid = self._token_tid(tenant, user)
-        at = self.store.issue_access_token(user, client_id, scopes, tid, family)
+        at = self.store.issue_access_token(user, client_id, scopes, tid, family,
+                                           jwt=self.options.azure_jwt_access_tokens)
         lifetime = int(self.options.access_token_lifetime)
         body = {"token_type": "Bearer", "scope": " ".join(s for s in scopes if s != "offline_access"),
                 "expires_in": lifetime, "ext_expires_in": lifetime, "access_token": at.token}

@@ -33,6 +33,9 @@ class Options:
     - google_projects: {project_id: number} that Cloud Resource Manager's `projects.get`
       (/google/resourcemanager/v1/projects/ID) knows; any other id is answered 403, as Google
       answers a project the caller cannot see. None: every id, with a number derived from it.
+    - azure_jwt_access_tokens: Azure access tokens are JWTs with Entra's claims (`aud`, `tid`,
+      `oid`, `scp`, `exp`; unsigned), for clients that read them (the Azure CLI reads `tid`);
+      default opaque strings.
     """
     access_token_lifetime: int = 3600
     refresh_token_lifetime: float | None = None
@@ -47,6 +50,7 @@ class Options:
     google_iss_without_scheme: bool = False
     confidential_clients: dict | None = None
     google_projects: dict | None = None
+    azure_jwt_access_tokens: bool = False
 
     def update(self, **changes):
         """Set options by name; unknown names and values out of range raise ValueError."""

@@ -392,12 +392,19 @@ class GrantStore:
 
     # -- access tokens -------------------------------------------------------------------
 
-    def issue_access_token(self, user, client_id, scopes, tid, family=None):
+    def issue_access_token(self, user, client_id, scopes, tid, family=None, jwt=False):
+        """`jwt`: the token is a JWT carrying its claims (`aud`, `tid`, `oid`, `scp`, `exp`), as
+        Entra's are, for clients that read them (the Azure CLI reads `tid`); else opaque."""
         with self.lock:
             now = int(time.time())
-            at = AccessToken(self._next("AT"), user.username, client_id,
-                             [s for s in scopes if s != "offline_access"], tid, tokens.audience(scopes),
-                             now, now + int(self.options.access_token_lifetime), family)
+            kept = [s for s in scopes if s != "offline_access"]
+            exp = now + int(self.options.access_token_lifetime)
+            token = self._next("AT")
+            if jwt:
+                token = tokens.id_token({"jti": token, "aud": tokens.audience(scopes), "tid": tid, "oid": user.oid,
+                                         "upn": user.username, "appid": client_id,
+                                         "scp": " ".join(x.rsplit("/", 1)[-1] for x in kept), "iat": now, "exp": exp})
+            at = AccessToken(token, user.username, client_id, kept, tid, tokens.audience(scopes), now, exp, family)
             self.access_tokens[at.token] = at
             return at
 
