@@ -2,7 +2,8 @@
 
 Finding 1: `tokenbroker get` typed at a terminal (a guess for "get a token") used to show nothing
 and wait for end of file; a blank line did not end it. Finding 2: a misspelt config key or account
-name hid its own cause."""
+name hid its own cause. Findings 4 and 7: `account add` without --provider left out oidc,
+`--scopes a b` said only "unexpected argument 'b'", `accounts` with no config printed nothing."""
 import os
 import pty
 import select
@@ -81,6 +82,29 @@ class MisspeltNamesTest(BrokerTestCase):
             r = self.run_broker(*args)
             self.assertEqual(r.returncode, 64, (args, r.stderr))
             self.assertIn("no account 'wrok' in the config; did you mean 'work'?", r.stderr.decode(), args)
+
+
+class FirstStepsTest(BrokerTestCase):
+
+    def test_account_add_names_every_provider_and_the_quotes_a_list_needs(self):
+        os.remove(self.config_path)
+        r = self.run_broker("account", "add", "w", "--client-id", "c")
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn("missing --provider (azure, google, sharepoint or oidc)", r.stderr.decode())
+        r = self.run_broker("account", "add", "w", "--provider", "azure", "--client-id", "c", "--scopes", "a", "b")
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn("unexpected argument 'b'; to give several values, quote them: --scopes 'a b'", r.stderr.decode())
+        self.assertFalse(os.path.exists(self.config_path))
+
+    def test_accounts_without_a_config_says_how_to_add_one(self):
+        os.remove(self.config_path)
+        r = self.run_broker("accounts")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, b"")
+        self.assertIn("no accounts in the config", r.stderr.decode())
+        self.assertIn("tokenbroker account add NAME --provider P", r.stderr.decode())
+        r = self.run_broker("accounts", "--names")  # for completion scripts: nothing at all
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
 
 
 if __name__ == "__main__":

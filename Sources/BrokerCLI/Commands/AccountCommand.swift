@@ -108,15 +108,20 @@ struct AddRequest {
     var provider: String?
     var i = 0
     var seen = Set<String>()
+    var lastList: (key: String, value: String)?  // the list option whose value was the argument just read
+    var listValueBefore: [String: String] = [:]  // a stray word -> the quoted option it belongs to
     while i < args.count {
       let a = args[i]
       i += 1
       if a == "--replace" {
         replace = true
+        lastList = nil
         continue
       }
       guard a.hasPrefix("--"), a.count > 2 else {
         if a.hasPrefix("-") && a != "-" { throw UsageError("unknown option '\(a)'", usage: usage) }
+        if let (key, value) = lastList, !names.isEmpty { listValueBefore[a] = "--\(key) '\(value) \(a)'" }
+        lastList = nil
         names.append(a)
         continue
       }
@@ -130,6 +135,7 @@ struct AddRequest {
         value = args[i]
         i += 1
       }
+      lastList = ["scopes", "hosts"].contains(key) ? (key, value) : nil
       guard seen.insert(key).inserted else { throw UsageError("'--\(key)' given twice", usage: usage) }
       guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
         throw UsageError("the value of '--\(key)' holds a control character", usage: usage)
@@ -138,11 +144,15 @@ struct AddRequest {
       if key == "provider" { provider = value } else { entries.append((key, value)) }
     }
     guard let name = names.first else { throw UsageError("missing NAME", usage: usage) }
-    guard names.count == 1 else { throw UsageError("unexpected argument '\(names[1])'", usage: usage) }
+    guard names.count == 1 else {
+      // `--scopes a b`: the list's second word is taken for a second NAME.
+      let hint = listValueBefore[names[1]].map { "; to give several values, quote them: \($0)" } ?? ""
+      throw UsageError("unexpected argument '\(names[1])'\(hint)", usage: usage)
+    }
     guard AddRequest.isValidName(name) else {
       throw UsageError("'\(name)' cannot be an account name: use letters, digits and . _ @ + -", usage: usage)
     }
-    guard let provider else { throw UsageError("missing --provider (azure, google or sharepoint)", usage: usage) }
+    guard let provider else { throw UsageError("missing --provider (azure, google, sharepoint or oidc)", usage: usage) }
     self.name = name
     self.provider = provider
   }

@@ -34,6 +34,10 @@ enum AccountsCommand {
       }
       runtime.context.writeOutput(JSONText.encode(doc) + "\n")
     } else {
+      if rows.isEmpty {
+        runtime.context.say(
+          "no accounts in the config (\(runtime.paths.userConfigFile)); add one with 'tokenbroker account add NAME --provider P ...' (see 'tokenbroker account --help')")
+      }
       for r in rows {
         var line = "\(r.account.name)\t\(r.account.provider.rawValue)\t\(r.signedIn ? "signed in" : "not signed in")"
         if let id = r.identity { line += "\t\(TerminalText.clean(id))" }
