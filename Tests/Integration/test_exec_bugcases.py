@@ -5,6 +5,7 @@ test_exec_gcloud.py.
 """
 import base64
 import json
+import os
 import re
 import time
 import unittest
@@ -141,6 +142,25 @@ class ExecBugCaseTest(ExecTestCase):
         self.assertEqual(len(lines), 1, r.stderr)
         self.assertIn("project-number", lines[0])
         self.assertIn("HTTP 403", lines[0])
+
+    def test_X10_without_project_gcloud_gsutil_and_bq_get_a_warning_at_start(self):
+        """gcloud takes the endpoint for Compute Engine only when numeric-project-id answers
+        digits, which needs `project`: exec says so once at start when COMMAND is gcloud, gsutil
+        or bq (stand-ins of those names here), and nothing for other commands."""
+        self.google(extra="")
+        tools = os.path.join(self.tmp, "bin")
+        os.mkdir(tools)
+        for name in ("gcloud", "gsutil", "bq"):
+            with open(os.path.join(tools, name), "w") as f:
+                f.write("#!/bin/sh\nexit 0\n")
+            os.chmod(os.path.join(tools, name), 0o755)
+        for command in ("gcloud", os.path.join(tools, "gsutil"), "bq"):
+            r = self.exec(command, "version", accounts=("g",), env=self.env(PATH=tools + ":" + os.environ["PATH"]))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(self.message_lines(r.stderr), [
+                "tokenbroker: warning: 'g' has no project, so gcloud takes the metadata endpoint for no Compute "
+                "Engine; set project (and project-number) in [account g]"], command)
+        self.assertEqual(self.message_lines(self.exec("true", accounts=("g",)).stderr), [])
 
     def test_X11_identity_path_refuses_other_audiences_and_serves_the_accounts_own(self):
         self.google()
