@@ -32,6 +32,15 @@ public enum BrokerCommand {
     }
     let args = Array(rest.dropFirst())
     if command == "--help" || command == "-h" || command == "help" {
+      // `help COMMAND`, as git and most CLIs take it: that command's help.
+      if command == "help", let topic = args.first {
+        guard let text = Help.command(topic, Array(args.dropFirst())) else {
+          context.writeError("error: unknown command '\(topic)'\(Help.suggestion(for: topic))\n\(Help.topUsage)\n")
+          return ExitStatus.usage.rawValue
+        }
+        context.writeOutput(text)
+        return 0
+      }
       context.writeOutput(Help.top)
       return 0
     }
@@ -63,7 +72,7 @@ public enum BrokerCommand {
         _ = try Arguments(args, valued: [], flags: [], usage: Help.usage("get"))
         return try await GitHelperCommand.run(action: command, runtime: runtime)
       default:
-        throw UsageError("unknown command '\(command)'", usage: Help.topUsage)
+        throw UsageError("unknown command '\(command)'\(Help.suggestion(for: command))", usage: Help.topUsage)
       }
     }
   }

@@ -1,3 +1,5 @@
+import BrokerCore
+
 /// Usage lines and `--help` texts (stdout, exit 0).
 enum Help {
   static let topUsage = "usage: tokenbroker [--config FILE] [--verbose] COMMAND [ARGS]"
@@ -5,8 +7,9 @@ enum Help {
   static let top = """
     \(topUsage)
 
-    Keeps OAuth refresh tokens for Azure AD (Entra ID) and Google accounts in the Secret Service keyring and
-    hands fresh access tokens to scripts and to git.
+    Keeps OAuth refresh tokens for Microsoft Entra ID (Azure AD), Google, SharePoint Online and any
+    OpenID Connect provider in the Secret Service keyring (or an encrypted file), and hands fresh access
+    tokens to scripts, git, docker, kubectl and, through exec, the Azure and Google SDKs and CLIs.
 
     commands:
       login ACCOUNT [options]              sign in (browser or device code) and store the refresh token
@@ -147,13 +150,21 @@ enum Help {
       126 when it cannot be run).
       """,
     "get": """
-      The git credential helper. Configure git with 'git config --global credential.helper tokenbroker'
-      (or per host: credential.https://HOST.helper). 'get' prints a username and an access token
-      for hosts an account serves, and nothing for other hosts.
+      The git credential helper: git runs these actions and writes the request on stdin. Let
+      'tokenbroker setup-git' configure it for the hosts your accounts serve (it sets
+      credential.https://HOST.helper, leaving other hosts to your other helpers). 'get' prints a
+      username and an access token for hosts an account serves, and nothing for other hosts. To
+      print a token yourself, run 'tokenbroker token get ACCOUNT'.
       """,
   ]
 
   static func usage(_ command: String) -> String { usages[command] ?? topUsage }
+
+  /// ` (did you mean 'X'?)` for a command name close to `name` (NameSuggestion), else "".
+  static func suggestion(for name: String) -> String {
+    NameSuggestion.closest(to: name, among: usages.keys.sorted() + ["store", "erase", "capability"])
+      .map { " (did you mean '\($0)'?)" } ?? ""
+  }
 
   /// The `--help` text of `command`, or nil for an unknown command.
   static func command(_ command: String, _ args: [String]) -> String? {

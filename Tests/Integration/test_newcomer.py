@@ -3,7 +3,9 @@
 Finding 1: `tokenbroker get` typed at a terminal (a guess for "get a token") used to show nothing
 and wait for end of file; a blank line did not end it. Finding 2: a misspelt config key or account
 name hid its own cause. Findings 4 and 7: `account add` without --provider left out oidc,
-`--scopes a b` said only "unexpected argument 'b'", `accounts` with no config printed nothing."""
+`--scopes a b` said only "unexpected argument 'b'", `accounts` with no config printed nothing.
+Finding 5: `--help` named only Azure AD, Google and the keyring; `get --help` recommended a global
+credential.helper; `help login` printed the general help."""
 import os
 import pty
 import select
@@ -105,6 +107,31 @@ class FirstStepsTest(BrokerTestCase):
         self.assertIn("tokenbroker account add NAME --provider P", r.stderr.decode())
         r = self.run_broker("accounts", "--names")  # for completion scripts: nothing at all
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
+
+
+class HelpTest(BrokerTestCase):
+
+    def test_help_names_every_provider_and_client(self):
+        r = self.run_broker("--help")
+        text = r.stdout.decode()
+        for word in ("Entra ID", "Google", "SharePoint", "OpenID Connect", "encrypted file", "docker", "kubectl", "exec"):
+            self.assertIn(word, text)
+
+    def test_help_command_is_that_commands_help_and_typos_are_named(self):
+        r = self.run_broker("help", "login")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.decode().startswith("usage: tokenbroker login ACCOUNT"), r.stdout)
+        for args in (["help", "lgoin"], ["lgoin", "work"]):
+            r = self.run_broker(*args)
+            self.assertEqual(r.returncode, 64, (args, r.stderr))
+            self.assertIn("unknown command 'lgoin' (did you mean 'login'?)", r.stderr.decode())
+
+    def test_get_help_recommends_setup_git_and_token_get(self):
+        r = self.run_broker("get", "--help")
+        text = r.stdout.decode()
+        self.assertIn("tokenbroker setup-git", text)
+        self.assertIn("tokenbroker token get ACCOUNT", text)
+        self.assertNotIn("--global", text)
 
 
 if __name__ == "__main__":
