@@ -93,6 +93,12 @@ class FirstStepsTest(BrokerTestCase):
         r = self.run_broker("account", "add", "w", "--client-id", "c")
         self.assertEqual(r.returncode, 64, r.stderr)
         self.assertIn("missing --provider (azure, google, sharepoint or oidc)", r.stderr.decode())
+        # A key the provider needs is the command's fault, not the file's (the file is not there).
+        r = self.run_broker("account", "add", "w", "--provider", "oidc", "--client-id", "c")
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn("account add needs --issuer (", r.stderr.decode())
+        self.assertIn("the config was not changed", r.stderr.decode())
+        self.assertNotIn("fix the config file", r.stderr.decode())
         r = self.run_broker("account", "add", "w", "--provider", "azure", "--client-id", "c", "--scopes", "a", "b")
         self.assertEqual(r.returncode, 64, r.stderr)
         self.assertIn("unexpected argument 'b'; to give several values, quote them: --scopes 'a b'", r.stderr.decode())

@@ -51,7 +51,16 @@ enum AccountCommand {
     }
     put(group, entries)
     for name in pathGroups { put(name, [("account", request.name)]) }
-    _ = try ConfigParser.parse(files.system.merged(with: edited))
+    do {
+      _ = try ConfigParser.parse(files.system.merged(with: edited))
+    } catch ConfigError.invalid(_, let g, let key?, let problem) where g == group {
+      // The command's options are at fault, not the file: name the option.
+      throw HelperError(
+        status: .usage,
+        description: problem.hasPrefix("missing")
+          ? "account add needs --\(key) \(problem.dropFirst("missing".count).trimmingSpaces()); the config was not changed"
+          : "--\(key): \(problem); the config was not changed")
+    }
     try KeyFileEditor.setGroup(file: file, group: group, entries: entries)
     for name in pathGroups {
       try KeyFileEditor.setGroup(file: file, group: name, entries: [("account", request.name)])
