@@ -4,6 +4,10 @@
 #   make deps     install the Debian packages the build and tests need (sudo when not root)
 #   make install  release build, copied under $(DESTDIR)$(PREFIX) with links, man pages,
 #                 shell completions and the systemd user units; make uninstall removes them
+#   make deb      dist/tokenbroker_VERSION-1_ARCH.deb from the release build, checked with lintian;
+#                 VERSION is scripts/version's, the one `tokenbroker version` prints
+#                 (install it with: apt-get install ./dist/tokenbroker_VERSION-1_ARCH.deb)
+#   make deb-check  make deb, then install, use as a new user, purge and check nothing is left
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -11,7 +15,12 @@ BINDIR = $(DESTDIR)$(PREFIX)/bin
 LIBEXECDIR = $(DESTDIR)$(PREFIX)/libexec/tokenbroker
 MANDIR = $(DESTDIR)$(PREFIX)/share/man
 BASHCOMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+# Debian's zsh searches /usr/local/share/zsh/site-functions, but for /usr only vendor-completions.
+ifeq ($(PREFIX),/usr)
+ZSHCOMPDIR = $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions
+else
 ZSHCOMPDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+endif
 FISHCOMPDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 # systemd looks for user units under PREFIX/lib/systemd/user for system prefixes, and under
 # ~/.local/share/systemd/user for a per-user install; override with SYSTEMD_USER_UNIT_DIR.
@@ -29,13 +38,14 @@ PYTHON ?= python3
 # curl, openssl for the emulator's certificates, and python3-dbus/gi for the fake Secret Service;
 # mandoc (man page lint), man-db, bash-completion, zsh and fish (each completion script in its
 # shell), python3-kubernetes (a real exec-plugin client for --format exec-credential), glewlwyd
-# (a real OpenID Provider for the provider = oidc tests; they start their own on loopback).
+# (a real OpenID Provider for the provider = oidc tests; they start their own on loopback);
+# dpkg-dev and lintian for make deb (dpkg-shlibdeps, dpkg-gencontrol, Debian's package checks).
 DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev libqrencode-dev libsodium-dev rclone gnome-keyring dbus libsecret-tools \
        libglib2.0-bin git openssl curl python3 python3-dbus python3-gi python3-venv \
-       mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd
+       mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd dpkg-dev lintian
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps install uninstall demo check unit integration fidelity clean
+.PHONY: all build release deps install uninstall deb deb-check demo check unit integration fidelity clean
 
 all: build
 
@@ -43,9 +53,10 @@ build:
 	$(SWIFT) build
 
 # The front (tokenbroker) is a static executable in every build (Package.swift); the core gets
-# the Swift runtime statically too, so the machine needs only libcurl and libsecret.
+# the Swift runtime statically too, so the machine needs only libcurl and libsecret; with no
+# $$ORIGIN run path, since there is no Swift library beside it to find.
 release:
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath
 	scripts/lint --front .build/release/tokenbroker
 
 deps:
@@ -64,6 +75,8 @@ install: release
 	ln -sf tokenbroker $(BINDIR)/git-credential-tokenbroker
 	ln -sf tokenbroker $(BINDIR)/docker-credential-tokenbroker
 	install -m 0644 man/tokenbroker.1 $(MANDIR)/man1/tokenbroker.1
+	ln -sf tokenbroker.1 $(MANDIR)/man1/git-credential-tokenbroker.1
+	ln -sf tokenbroker.1 $(MANDIR)/man1/docker-credential-tokenbroker.1
 	install -m 0644 man/tokenbroker-config.5 $(MANDIR)/man5/tokenbroker-config.5
 	install -m 0644 completions/tokenbroker.bash $(BASHCOMPDIR)/tokenbroker
 	install -m 0644 completions/_tokenbroker $(ZSHCOMPDIR)/_tokenbroker
@@ -77,8 +90,17 @@ uninstall:
 	rm -f $(BINDIR)/tokenbroker $(BINDIR)/git-credential-tokenbroker $(BINDIR)/docker-credential-tokenbroker
 	rm -rf $(LIBEXECDIR)
 	rm -f $(MANDIR)/man1/tokenbroker.1 $(MANDIR)/man5/tokenbroker-config.5
+	rm -f $(MANDIR)/man1/git-credential-tokenbroker.1 $(MANDIR)/man1/docker-credential-tokenbroker.1
 	rm -f $(BASHCOMPDIR)/tokenbroker $(ZSHCOMPDIR)/_tokenbroker $(FISHCOMPDIR)/tokenbroker.fish
 	rm -f $(SYSTEMDUSERDIR)/tokenbroker.socket $(SYSTEMDUSERDIR)/tokenbroker.service
+
+# The package is `make install DESTDIR=dist/... PREFIX=/usr`, stripped, with Debian's files
+# added (scripts/deb says what and why); deb-check is the package part of scripts/check.
+deb:
+	scripts/deb
+
+deb-check:
+	scripts/check package
 
 demo: deps build
 	scripts/demo
@@ -96,4 +118,4 @@ fidelity:
 	Tests/Emulator/check_fidelity.sh
 
 clean:
-	rm -rf .build
+	rm -rf .build dist
