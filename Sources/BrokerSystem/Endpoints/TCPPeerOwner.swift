@@ -1,8 +1,9 @@
 import Glibc
 
-/// The uid that owns the client end of an accepted loopback TCP connection, from the kernel's
-/// socket tables `/proc/net/tcp` and `/proc/net/tcp6` (proc(5): "the effective UID of the
-/// creator of the socket"; reference: protocols-2.md §2.9).
+/// The uid that owns the client end of an accepted loopback TCP connection: from the kernel's
+/// sock_diag lookup of that one socket (`TCPSocketDiag`), else from its socket tables
+/// `/proc/net/tcp` and `/proc/net/tcp6` (proc(5): "the effective UID of the creator of the
+/// socket"; reference: protocols-2.md §2.9); both report the same uid.
 ///
 /// The client's row is the one whose *local* address is the peer address `accept` returned, whose
 /// *remote* address is ours, in state `01` (ESTABLISHED). No such row, or rows that disagree, mean
@@ -12,6 +13,8 @@ public enum TCPPeerOwner {
   /// The owner uid of the client that `fd` (an accepted IPv4 connection) talks to, or nil.
   public static func uid(of fd: Int32) -> UInt32? {
     guard let peer = address(fd, peer: true), let mine = address(fd, peer: false) else { return nil }
+    // One exact lookup first; the tables only when the kernel gives no answer that way.
+    if let uid = TCPSocketDiag.owner(local: peer, remote: mine) { return uid }
     var found: Set<UInt32> = []
     for (file, format) in [("/proc/net/tcp", ipv4), ("/proc/net/tcp6", mappedIPv6)] {
       guard let table = read(file) else { continue }

@@ -1,5 +1,6 @@
 // What Swift cannot call directly: libcurl (loaded at first use; variadic setters), the static
-// SecretSchema, SO_PEERCRED and prctl (GNU-only). Symbols are cbroker_*; no logic lives here but
+// SecretSchema, SO_PEERCRED and prctl (GNU-only), and the kernel's sock_diag(7) structures
+// (linux/inet_diag.h, which Glibc does not export). Symbols are cbroker_*; no logic lives here but
 // the loading of libcurl (curl_library.c).
 #ifndef CBROKER_SHIMS_H
 #define CBROKER_SHIMS_H
@@ -8,6 +9,9 @@
 #include <curl/curl.h>
 #include <sys/types.h>
 #include <spawn.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/inet_diag.h>
 
 /// The schema every tokenbroker item is stored under: "org.tokenbroker.Secret",
 /// SECRET_SCHEMA_NONE, string attributes application, account, kind, scopes.
