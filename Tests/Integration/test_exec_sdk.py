@@ -122,6 +122,10 @@ class SDKTest(ExecTestCase):
         self.assertEqual(seen["default"][0], "ClientAuthenticationError", seen["default"])
         for name in ("mi", "default"):
             self.assertIn("tokenbroker: " + hint, seen[name][1])
+        # AZURE_TOKEN_CREDENTIALS=prod: no developer credential (az CLI, VS Code, azd) was tried,
+        # which would hand out whatever identity they hold.
+        for developer in ("AzureCliCredential", "VisualStudioCodeCredential", "AzureDeveloperCliCredential"):
+            self.assertNotIn(developer, seen["default"][1])
         self.assertEqual(r.stderr.decode().splitlines().count("tokenbroker: " + hint), 1, r.stderr)
         self.assertIn(b"exec: Azure managed identity: GET /msi/token -> 400", r.stderr)
         self.assert_no_exec_leak(r, seen["header"])
