@@ -49,7 +49,7 @@ enum Help {
     "account": "usage: tokenbroker account add NAME --provider P [--KEY VALUE]... [--replace] | account remove NAME",
     "agent": "usage: tokenbroker agent run | start [--json] | stop | status [--json]",
     "version": "usage: tokenbroker version [--json]",
-    "unlock": "usage: tokenbroker unlock [--passphrase-fd N]",
+    "unlock": "usage: tokenbroker unlock [--passphrase-fd N] [--create]",
     "lock": "usage: tokenbroker lock",
     "exec": "usage: tokenbroker exec ACCOUNT [ACCOUNT] -- COMMAND [ARG]...",
     "get": "usage: tokenbroker get | store | erase | capability   (reads a git credential request on stdin)",
@@ -128,11 +128,14 @@ enum Help {
     "unlock": """
       For [broker] store = encrypted-file: reads the passphrase and hands the key derived from it
       (Argon2id) to the agent, which keeps it for unlock-timeout seconds (default 28800; 0: until
-      it exits). Without a store yet, creates one (on a terminal the new passphrase is asked
-      twice). A wrong passphrase exits 5 and changes nothing. The passphrase is never read from
-      arguments or the environment.
+      it exits). Without a store yet, creates one: on a terminal after asking the new passphrase
+      twice, from --passphrase-fd only with --create. A wrong passphrase exits 5 and changes
+      nothing; so does a store whose Argon2id memory does not fit this process's limits. The
+      passphrase is never read from arguments or the environment.
         --passphrase-fd N  read the passphrase as one line from file descriptor N (scripts,
                            systemd) instead of the terminal
+        --create           create the store when there is none (needed with --passphrase-fd;
+                           an existing store is unlocked as it is)
       """,
     "lock": "For store = encrypted-file: the agent forgets the store's key and its cached access tokens now.",
     "exec": """

@@ -106,9 +106,22 @@ public enum StoreError: Error, Sendable, Equatable {
   /// `store = encrypted-file`: the agent holds no key for the store at `path` (never unlocked,
   /// `unlock-timeout` passed, `tokenbroker lock`, or the agent restarted).
   case encryptedLocked(path: String)
+  /// `store = encrypted-file`: there is no store at `path` yet, and none is created without
+  /// `unlock --create` (or a terminal) (bug-cases-3.md X17).
+  case encryptedMissing(path: String)
+  /// The agent at `socket` serves the encrypted store at `served`, not the caller's `path` (it was
+  /// started with another `XDG_DATA_HOME`); it never opens another file (bug-cases-3.md X17).
+  case agentServesAnotherStore(path: String, served: String, socket: String)
+  /// `unlock --create`: another process created the store at `path` between this one finding none
+  /// and creating it; the store that won is kept.
+  case createdMeanwhile(path: String)
   /// `unlock`: the passphrase does not open the store at `path` (or the file was changed); nothing
   /// was changed.
   case wrongPassphrase(path: String)
+  /// Argon2id cannot have the `neededMiB` MiB that the store at `path` asks for (a new store:
+  /// its smallest choice): `room` names the tightest limit and what it leaves, or is empty when
+  /// only the allocation failed. Never shown as a wrong passphrase (bug-cases-3.md X15).
+  case outOfMemory(path: String, neededMiB: UInt64, room: String, newStore: Bool)
   /// The encrypted store at `path` cannot be used with the key the agent holds, or at all: `detail`
   /// says why (truncated, another format, fails authentication). The file is never overwritten.
   case encryptedFileDamaged(path: String, detail: String)
@@ -137,11 +150,23 @@ extension StoreError: CustomStringConvertible {
     case .backend(let detail): return "the Secret Service failed (\(detail)); check the keyring daemon and try again"
     case .encryptedLocked(let path):
       return "the encrypted token store \(path) is locked; run 'tokenbroker unlock' and try again"
+    case .encryptedMissing(let path):
+      return "there is no encrypted token store at \(path) yet; create it with 'tokenbroker unlock --create --passphrase-fd N' (or 'tokenbroker unlock' on a terminal)"
+    case .agentServesAnotherStore(let path, let served, let socket):
+      return "the agent at \(socket) serves the encrypted token store \(served), not \(path) (it was started with another XDG_DATA_HOME); run 'tokenbroker agent stop' and try again"
+    case .createdMeanwhile(let path):
+      return "a store was created meanwhile; unlock again: another process created \(path) while this one was creating it, and that store is kept (it opens with the passphrase given there)"
     case .wrongPassphrase(let path):
-      return "wrong passphrase for the encrypted token store \(path) (or the file was changed); nothing was changed; run 'tokenbroker unlock' again"
+      return "wrong passphrase or damaged file: the encrypted token store \(path) does not open with this passphrase; nothing was changed; run 'tokenbroker unlock' again"
+    case .outOfMemory(let path, let needed, let room, let newStore):
+      let need = newStore ? "a new store needs at least \(needed) MiB" : "this store needs \(needed) MiB"
+      let limit = room.isEmpty ? "" : ", and \(room)"
+      return "could not derive the key: not enough memory (\(need)) for the encrypted token store \(path)\(limit); "
+        + (newStore ? "nothing was created" : "the file is unchanged")
+        + ": raise the limit (ulimit -v, ulimit -d, the cgroup's memory.max) or free memory, and run 'tokenbroker unlock' again"
     case .encryptedFileDamaged(let path, let detail):
       return "the encrypted token store \(path) \(detail); it is left as it is: restore it from a backup, or move it away and sign in again"
-    case .crypto(let detail): return "libsodium failed (\(detail)); free some memory and try again"
+    case .crypto(let detail): return "libsodium failed (\(detail)); check the libsodium23 package and try again"
     case .agentUnreachable(let socket):
       return "the agent at \(socket) did not answer; run 'tokenbroker agent stop', then 'tokenbroker unlock'"
     }

@@ -31,6 +31,10 @@ public enum StoreMessage {
     public static let timeout = "timeout"
   }
 
+  /// The `out[]` line of an `unlock` reply when the agent could not lock the key's memory
+  /// (`sodium_mlock` failed at `RLIMIT_MEMLOCK`): it holds the key all the same.
+  public static let keyNotLocked = "key-not-locked"
+
   /// The field's value in `fields`, or nil.
   public static func value(_ key: String, in fields: [CredentialField]) -> String? {
     fields.first { $0.key == key }?.value

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +32,8 @@ int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
 }
 
 int cbroker_disable_dumping(void) { return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+int cbroker_single_malloc_arena(void) { return mallopt(M_ARENA_MAX, 1); }
 
 int cbroker_terminal_columns(int fd) {
   struct winsize ws;

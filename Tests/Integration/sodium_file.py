@@ -72,3 +72,36 @@ def items(passphrase, path):
     doc = json.loads(plain)
     assert doc["v"] == 1
     return {k: json.loads(v) for k, v in doc["items"].items()}
+
+
+def seal(passphrase, document, ops, mem, salt=None):
+    """A `tokens.enc` holding `document` (bytes), sealed with libsodium under a key derived with
+    `ops` passes over `mem` bytes: stores of any limits, made without tokenbroker's code."""
+    salt = salt or _random(16)
+    nonce = _random(24)
+    head = b"TBKSTOR\0" + bytes([1, 2, 0, 0]) + struct.pack("<I", ops) + struct.pack("<Q", mem) + salt + b"\x01" + nonce
+    key = derive(passphrase, head + b"\0" * 16)
+    out = ctypes.create_string_buffer(len(document) + 16)
+    length = ctypes.c_ulonglong(0)
+    rc = lib().crypto_aead_xchacha20poly1305_ietf_encrypt(
+        out, ctypes.byref(length), document, ctypes.c_ulonglong(len(document)), head, ctypes.c_ulonglong(HEADER),
+        None, nonce, key)
+    if rc != 0:
+        raise RuntimeError("crypto_aead_xchacha20poly1305_ietf_encrypt failed")
+    return head + out.raw[:length.value]
+
+
+def reseal(passphrase, path, ops, mem):
+    """Rewrites the store at `path` with the same documents under new limits (and a new salt)."""
+    with open(path, "rb") as f:
+        plain = decrypt(passphrase, f.read())
+    if plain is None:
+        raise AssertionError("%s does not authenticate" % path)
+    with open(path, "wb") as f:
+        f.write(seal(passphrase, plain, ops, mem))
+
+
+def _random(count):
+    buf = ctypes.create_string_buffer(count)
+    lib().randombytes_buf(buf, ctypes.c_size_t(count))
+    return buf.raw

@@ -302,7 +302,7 @@ class EncryptedStoreLockTest(AnswerMemoCase):
     def test_lock_ends_every_kept_answer_and_unlock_serves_again(self):
         self.write_config(self.default_config(extra_broker="store = encrypted-file"))
         unlock = ("unlock", "--passphrase-fd", "0")
-        self.assertEqual(self.run_broker(*unlock, input=self.passphrase).returncode, 0)
+        self.assertEqual(self.run_broker(*unlock, "--create", input=self.passphrase).returncode, 0)
         rc, _, err = self.login()
         self.assertEqual(rc, 0, err)
         token = self.twice("token", "get", "work").stdout

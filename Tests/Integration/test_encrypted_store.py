@@ -34,8 +34,10 @@ class EncryptedStoreCase(BrokerTestCase):
         with open(self.store_path, "rb") as f:
             return f.read()
 
-    def unlock(self, passphrase=PASSPHRASE, **kw):
-        return self.run_broker("unlock", "--passphrase-fd", "0", input=passphrase + b"\n", **kw)
+    def unlock(self, passphrase=PASSPHRASE, create=False, **kw):
+        """`unlock --passphrase-fd 0`; `create`: with `--create` (needed to make a new store)."""
+        args = ["unlock", "--passphrase-fd", "0"] + (["--create"] if create else [])
+        return self.run_broker(*args, input=passphrase + b"\n", **kw)
 
     def assert_locked(self, r):
         self.assertEqual(r.returncode, 5, r.stderr)
@@ -43,7 +45,7 @@ class EncryptedStoreCase(BrokerTestCase):
         self.assertNotIn(b"not signed in", r.stderr)
 
     def signed_in(self):
-        r = self.unlock()
+        r = self.unlock(create=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         rc, out, err = self.login()
         self.assertEqual(rc, 0, err)
@@ -56,15 +58,22 @@ class EncryptedStoreCase(BrokerTestCase):
 
 class LifecycleTest(EncryptedStoreCase):
 
+    def assert_missing(self, r):
+        """No store yet: exit 5 naming the file and `unlock --create` (bug-cases-3.md X17)."""
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn(b"there is no encrypted token store at " + self.store_path.encode(), r.stderr)
+        self.assertIn(b"tokenbroker unlock --create", r.stderr)
+        self.assertNotIn(b"not signed in", r.stdout + r.stderr)
+
     def test_create_unlock_login_get_lock_and_restart(self):
-        self.assert_locked(self.run_broker("token", "get", "work"))
+        self.assert_missing(self.run_broker("token", "get", "work"))
         accounts = self.run_broker("accounts")
-        self.assert_locked(accounts)
-        self.assertIn(b"work\tazure\tstore locked", accounts.stdout)
+        self.assert_missing(accounts)
+        self.assertIn(b"work\tazure\tstore missing", accounts.stdout)
         self.assertFalse(os.path.exists(self.store_path))
 
         started = time.time()
-        r = self.unlock()
+        r = self.unlock(create=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertLess(time.time() - started, 30)
         self.assertIn(b"created the encrypted token store", r.stderr)
@@ -109,7 +118,7 @@ class LifecycleTest(EncryptedStoreCase):
 
     def test_no_idle_exit_while_unlocked(self):
         self.write_config(self.default_config(extra_broker="store = encrypted-file\nagent-idle-timeout = 1\n"))
-        self.assertEqual(self.unlock().returncode, 0)
+        self.assertEqual(self.unlock(create=True).returncode, 0)
         pid = self.agent_pid()
         self.assertIsNotNone(pid)
         time.sleep(3)

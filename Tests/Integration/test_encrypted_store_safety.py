@@ -131,7 +131,7 @@ class SecrecyTest(EncryptedStoreCase):
         while self.run_broker("agent", "status").returncode != 0 and time.time() < deadline:
             time.sleep(0.05)
         read_end, write_end = os.pipe()
-        unlock = subprocess.Popen([TOKENBROKER, "--verbose", "unlock", "--passphrase-fd", str(read_end)],
+        unlock = subprocess.Popen([TOKENBROKER, "--verbose", "unlock", "--passphrase-fd", str(read_end), "--create"],
                                   pass_fds=(read_end,), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, env=self.env())
         os.close(read_end)

@@ -16,9 +16,10 @@ enum AccountsCommand {
     var rows: [AccountStatus] = []
     do {
       for account in try runtime.config().accounts { rows.append(try await service.status(account: account.name)) }
-    } catch StoreError.encryptedLocked(let path) {
-      try showLocked(runtime: runtime, json: a.flag("json"))
-      throw StoreError.encryptedLocked(path: path)
+    } catch let error as StoreError {
+      guard let state = encryptedState(error) else { throw error }
+      try showStore(state, runtime: runtime, json: a.flag("json"))
+      throw error
     }
     if a.flag("json") {
       struct Row: Encodable {
@@ -48,15 +49,27 @@ enum AccountsCommand {
     return .success
   }
 
-  /// `store = encrypted-file` while locked: the accounts as configured, the store shown as locked
-  /// (not the accounts as signed out); the caller then exits 5 naming `tokenbroker unlock`.
-  static func showLocked(runtime: Runtime, json: Bool) throws {
+  /// `store = encrypted-file`, and the caller's store cannot be read: `locked` (no key held for
+  /// it), `missing` (no file at the caller's path), or, when the agent serves another path, which
+  /// of the two the caller's own file is (bug-cases-3.md X17). Nil for other errors.
+  static func encryptedState(_ error: StoreError) -> String? {
+    switch error {
+    case .encryptedLocked: return "locked"
+    case .encryptedMissing: return "missing"
+    case .agentServesAnotherStore(let path, _, _): return AgentHeldStore.exists(path) ? "locked" : "missing"
+    default: return nil
+    }
+  }
+
+  /// The accounts as configured with the store's `state` (not the accounts as signed out); the
+  /// caller then exits 5 with the error, which names the path and what to run.
+  static func showStore(_ state: String, runtime: Runtime, json: Bool) throws {
     let accounts = try runtime.config().accounts
     if json {
       struct Row: Encodable { var name, provider, store: String }
-      runtime.context.writeOutput(JSONText.encode(accounts.map { Row(name: $0.name, provider: $0.provider.rawValue, store: "locked") }) + "\n")
+      runtime.context.writeOutput(JSONText.encode(accounts.map { Row(name: $0.name, provider: $0.provider.rawValue, store: state) }) + "\n")
     } else {
-      for account in accounts { runtime.context.writeOutput("\(account.name)\t\(account.provider.rawValue)\tstore locked\n") }
+      for account in accounts { runtime.context.writeOutput("\(account.name)\t\(account.provider.rawValue)\tstore \(state)\n") }
     }
   }
 }

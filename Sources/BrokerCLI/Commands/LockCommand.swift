@@ -22,6 +22,8 @@ enum LockCommand {
         request, socketPath: AgentCommand.endpoint(runtime).socketPath, path: path, bound: AgentHeldStore.dropBound)
     } catch StoreError.encryptedLocked {
       return .success  // no agent: nothing holds the key
+    } catch StoreError.encryptedMissing {
+      return .success  // no agent, and no store to hold a key for
     }
     runtime.verbose("the agent forgot the key of \(path)")
     return .success

@@ -76,8 +76,11 @@ enum LoginCommand {
   static func preflightEncrypted(runtime: Runtime) async throws {
     do {
       try await runtime.store().preflightWrite()
-    } catch StoreError.encryptedLocked(let path) {
-      guard runtime.context.isInteractive else { throw StoreError.encryptedLocked(path: path) }
+    } catch let error as StoreError {
+      switch error {
+      case .encryptedLocked, .encryptedMissing: guard runtime.context.isInteractive else { throw error }
+      default: throw error
+      }
       try await UnlockFlow.run(runtime: runtime, passphraseFD: nil)
       try await runtime.store().preflightWrite()
     }

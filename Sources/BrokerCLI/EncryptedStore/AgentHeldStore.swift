@@ -6,7 +6,8 @@ import Glibc
 /// `store = encrypted-file` outside the agent: every call is an `op=store` request to the agent,
 /// which alone holds the key and reads and writes the file (interface.md §7.1), and which forgets
 /// its cached access tokens of an account whose sign-in changes here. No agent running means
-/// locked (a new agent holds no key); one that does not answer is `StoreError.agentUnreachable`.
+/// locked (a new agent holds no key), or missing when there is no file at `path`; one that does
+/// not answer is `StoreError.agentUnreachable`.
 struct AgentHeldStore: SecretStore {
   let socketPath: String
   /// The encrypted file the caller means (the agent refuses to serve another one).
@@ -47,7 +48,7 @@ struct AgentHeldStore: SecretStore {
   func parameters() async throws -> [String] { Self.lines(try await call(.parameters, [])) }
 
   /// Sends one `store` request; the answer's `out[]` bytes.
-  /// - Throws: the agent's `StoreError`; `.encryptedLocked` when no agent runs.
+  /// - Throws: the agent's `StoreError`; `.encryptedLocked` (`.encryptedMissing`) when no agent runs.
   private func call(_ operation: StoreOperation, _ fields: [CredentialField]) async throws -> [UInt8] {
     typealias K = StoreMessage.Key
     var request = AgentRequest(operation: .store)
@@ -60,7 +61,7 @@ struct AgentHeldStore: SecretStore {
     guard let reply = await AgentCall.send(request, to: socketPath, bound: bound) else {
       // No agent (no socket, or a dead agent's socket refusing): none holds a key.
       switch AgentClient.connect(to: socketPath) {
-      case .absent: throw StoreError.encryptedLocked(path: path)
+      case .absent: throw exists(path) ? StoreError.encryptedLocked(path: path) : StoreError.encryptedMissing(path: path)
       case .connected(let fd):
         close(fd)
         throw StoreError.agentUnreachable(socket: socketPath)
@@ -71,6 +72,12 @@ struct AgentHeldStore: SecretStore {
       throw StoreErrorWire.error(lines(reply.error), path: path)
     }
     return reply.output
+  }
+
+  /// True when something is at `path` (ENOENT is the only "no"; one `lstat`).
+  static func exists(_ path: String) -> Bool {
+    var st = stat()
+    return lstat(path, &st) == 0 || errno != ENOENT
   }
 
   static func lines(_ bytes: [UInt8]) -> [String] {

@@ -15,7 +15,12 @@ enum StoreErrorWire {
     case .file(let path, let detail): return ["file", path, detail]
     case .backend(let detail): return ["backend", detail]
     case .encryptedLocked(let path): return ["encrypted-locked", path]
+    case .encryptedMissing(let path): return ["encrypted-missing", path]
+    case .agentServesAnotherStore(let path, let served, let socket): return ["other-store", path, served, socket]
+    case .createdMeanwhile(let path): return ["created-meanwhile", path]
     case .wrongPassphrase(let path): return ["wrong-passphrase", path]
+    case .outOfMemory(let path, let needed, let room, let newStore):
+      return ["out-of-memory", path, String(needed), room, newStore ? "new" : "existing"]
     case .encryptedFileDamaged(let path, let detail): return ["damaged", path, detail]
     case .crypto(let detail): return ["crypto", detail]
     case .agentUnreachable(let socket): return ["agent-unreachable", socket]
@@ -36,7 +41,12 @@ enum StoreErrorWire {
     case "file": return .file(path: at(1), detail: at(2))
     case "backend": return .backend(detail: at(1))
     case "encrypted-locked": return .encryptedLocked(path: at(1))
+    case "encrypted-missing": return .encryptedMissing(path: at(1))
+    case "other-store": return .agentServesAnotherStore(path: at(1), served: at(2), socket: at(3))
+    case "created-meanwhile": return .createdMeanwhile(path: at(1))
     case "wrong-passphrase": return .wrongPassphrase(path: at(1))
+    case "out-of-memory":
+      return .outOfMemory(path: at(1), neededMiB: UInt64(at(2)) ?? 0, room: at(3), newStore: at(4) == "new")
     case "damaged": return .encryptedFileDamaged(path: at(1), detail: at(2))
     case "crypto": return .crypto(detail: at(1))
     case "agent-unreachable": return .agentUnreachable(socket: at(1))

@@ -19,9 +19,10 @@ struct StoreRequestHandler: Sendable {
     typealias K = StoreMessage.Key
     let fields = request.store
     func value(_ key: String) -> String? { StoreMessage.value(key, in: fields) }
+    // One agent, one store: the one of its own environment (bug-cases-3.md X17). Serving the
+    // caller's instead would mix two stores' accounts in one token cache.
     guard let asked = value(K.path), asked == path else {
-      let detail = "the agent at \(socketPath) serves \(path) (another XDG_DATA_HOME); run 'tokenbroker agent stop' and try again"
-      return failure(.file(path: value(K.path) ?? "", detail: detail))
+      return failure(.agentServesAnotherStore(path: value(K.path) ?? "", served: path, socket: socketPath))
     }
     do {
       switch request.operation {
@@ -29,8 +30,9 @@ struct StoreRequestHandler: Sendable {
         await keys.drop()
         return AgentReply(exit: 0)
       case .unlock:
-        try await unlock(value)
-        return AgentReply(exit: 0)
+        let key = try await unlock(value)
+        // `unlock` warns when the key could not be kept out of swap (`RLIMIT_MEMLOCK`).
+        return AgentReply(exit: 0, output: key.isLocked ? [] : Array("\(StoreMessage.keyNotLocked)\n".utf8))
       default:
         guard let operation = value(K.operation).flatMap(StoreOperation.init(rawValue:)) else {
           return failure(.file(path: path, detail: "the request names no store operation; update tokenbroker"))
@@ -44,7 +46,7 @@ struct StoreRequestHandler: Sendable {
     }
   }
 
-  private func unlock(_ value: (String) -> String?) async throws {
+  private func unlock(_ value: (String) -> String?) async throws -> StoreKey {
     typealias K = StoreMessage.Key
     guard let salt = value(K.salt).flatMap(Self.bytes(hex:)), let ops = value(K.opsLimit).flatMap({ UInt32($0) }),
       let mem = value(K.memLimit).flatMap({ UInt64($0) }), let timeout = value(K.timeout).flatMap({ Int($0) }),
@@ -52,6 +54,7 @@ struct StoreRequestHandler: Sendable {
     else { throw StoreError.file(path: path, detail: "the unlock request is malformed; update tokenbroker") }
     try await EncryptedFileStore(path: path, key: { nil }).open(with: key, create: value(K.create) == "1")
     keys.hold(key, path: path, seconds: timeout)
+    return key
   }
 
   private func run(_ operation: StoreOperation, _ value: (String) -> String?) async throws -> [UInt8] {

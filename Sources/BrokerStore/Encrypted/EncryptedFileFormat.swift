@@ -26,8 +26,11 @@ enum EncryptedFileFormat {
   enum Problem: Error, Equatable {
     /// Shorter than a header and a tag.
     case truncated
-    /// Another magic, version, algorithm, or limits outside the caps.
+    /// Another magic, version or algorithm.
     case foreign
+    /// Argon2id limits outside `KDFParameters`' caps (a hostile or damaged header): refused
+    /// before anything is allocated (bug-cases-3.md X15).
+    case limits(opsLimit: UInt64, memLimit: UInt64)
     /// The tag does not verify: wrong key, or changed bytes.
     case unauthenticated
   }
@@ -55,9 +58,8 @@ enum EncryptedFileFormat {
       file[40] == aeadXChaCha20Poly1305
     else { throw .foreign }
     let ops = value(file[12..<16])
-    guard ops <= UInt64(UInt32.max) else { throw .foreign }
     let parameters = KDFParameters(salt: Array(file[24..<40]), opsLimit: UInt32(ops), memLimit: value(file[16..<24]))
-    guard parameters.isAcceptable else { throw .foreign }
+    guard parameters.isAcceptable else { throw .limits(opsLimit: ops, memLimit: parameters.memLimit) }
     return Header(parameters: parameters, nonce: Array(file[41..<65]))
   }
 

@@ -4,7 +4,8 @@ internal import Dispatch
 /// `store = encrypted-file` (interface.md §7.1): the file store's documents, keyed the same way,
 /// sealed in `tokens.enc` (`EncryptedFileFormat`) under a key that only the agent holds.
 ///
-/// `key` is asked on every call: nil means locked (`StoreError.encryptedLocked`). A file that
+/// `key` is asked on every call: nil means locked (`StoreError.encryptedLocked`, or
+/// `.encryptedMissing` when there is no file to unlock yet). A file that
 /// does not open with the key (truncated, another format, a changed byte) is
 /// `StoreError.encryptedFileDamaged` naming it, and is never written over. Writes are
 /// read-modify-write under an exclusive `flock` on `tokens.enc.lock`, replacing the file
@@ -31,7 +32,7 @@ public final class EncryptedFileStore: SecretStore {
     self.key = key
   }
 
-  /// - Throws: `StoreError.encryptedLocked`, `.encryptedFileDamaged`, `.file`.
+  /// - Throws: `StoreError.encryptedLocked`, `.encryptedMissing`, `.encryptedFileDamaged`, `.file`.
   public func load(_ item: ItemKey) async throws -> Secret? {
     try await run { key, files throws(StoreError) in
       try self.readItems(files, key)[FileStore.name(of: item)].map(Secret.init)
@@ -78,20 +79,19 @@ public final class EncryptedFileStore: SecretStore {
 
   /// Checks that `candidate` opens the file, or creates an empty store sealed with it when
   /// `create` and there is none. Changes nothing when it does not open.
-  /// - Throws: `.wrongPassphrase`; `.encryptedFileDamaged` (truncated, another format; `create`
-  ///   when a file appeared meanwhile), `.file`.
+  /// - Throws: `.wrongPassphrase`; `.createdMeanwhile` (`create`, and a file appeared since the
+  ///   caller found none); `.encryptedMissing` (not `create`, and the file went);
+  ///   `.encryptedFileDamaged` (truncated, another format), `.file`.
   public func open(with candidate: StoreKey, create: Bool) async throws {
     _ = try await blocking { files throws(StoreError) -> Bool in
       try files.ensureDirectory(self.directory)
       return try files.withLock(self.path + ".lock", timeout: self.lockTimeout) { () throws(StoreError) -> Bool in
         guard let bytes = try files.read(self.path) else {
-          guard create else { throw StoreError.encryptedFileDamaged(path: self.path, detail: "was removed meanwhile") }
+          guard create else { throw StoreError.encryptedMissing(path: self.path) }
           try self.write([:], files, candidate)
           return true
         }
-        guard !create else {
-          throw StoreError.encryptedFileDamaged(path: self.path, detail: "was created meanwhile by another process")
-        }
+        guard !create else { throw StoreError.createdMeanwhile(path: self.path) }
         do throws(EncryptedFileFormat.Problem) {
           _ = try self.decode(EncryptedFileFormat.open(bytes, key: candidate))
         } catch .unauthenticated {
@@ -102,22 +102,16 @@ public final class EncryptedFileStore: SecretStore {
     }
   }
 
-  /// `Sodium.deriveKey` off the cooperative pool (Argon2id runs for a while), zeroing its copy
-  /// of `passphrase` (the caller zeroes its own).
-  /// - Throws: `StoreError.crypto`.
-  public static func deriveKey(passphrase: [UInt8], parameters: KDFParameters) async throws -> StoreKey {
-    try await BlockingQueue.run(on: DispatchQueue.global()) {
-      var copy = passphrase
-      return try Sodium.deriveKey(passphrase: &copy, parameters: parameters)
-    }
-  }
-
   // MARK: file access (on `queue`)
 
   private func run<T: Sendable>(_ body: @escaping @Sendable (StoreKey, PrivateFiles) throws(StoreError) -> T)
     async throws -> T
   {
-    guard let key = key() else { throw StoreError.encryptedLocked(path: path) }
+    guard let key = key() else {
+      let path = self.path
+      let exists = try await blocking { files throws(StoreError) in files.exists(path) }
+      throw exists ? StoreError.encryptedLocked(path: path) : StoreError.encryptedMissing(path: path)
+    }
     return try await blocking { files throws(StoreError) in try body(key, files) }
   }
 
@@ -169,6 +163,11 @@ public final class EncryptedFileStore: SecretStore {
     switch problem {
     case .truncated: return .encryptedFileDamaged(path: path, detail: "is truncated")
     case .foreign: return .encryptedFileDamaged(path: path, detail: "is not a tokenbroker encrypted store of format 1")
+    case .limits(let ops, let mem):
+      let memory = mem >= 1 << 20 ? "\(mem >> 20) MiB" : "\(mem) bytes"
+      let allowed = "at most \(KDFParameters.maxMemLimit >> 20) MiB and \(KDFParameters.maxOpsLimit) passes are allowed"
+      return .encryptedFileDamaged(
+        path: path, detail: "asks Argon2id for \(memory) and \(ops) passes (\(allowed)), so it was not opened")
     case .unauthenticated:
       return .encryptedFileDamaged(path: path, detail: "fails authentication (changed since it was written, or sealed with another passphrase)")
     }

@@ -109,7 +109,9 @@ public enum Sodium {
 
   /// Derives the store key from `passphrase` and zeroes `passphrase`. Runs Argon2id for about as
   /// long as the limits say (0.1 s for the defaults): call it off the cooperative pool.
-  /// - Throws: `StoreError.crypto` when libsodium cannot start or allocate the work area.
+  /// - Throws: `StoreError.crypto` when libsodium cannot start or the limits are out of range;
+  ///   `.outOfMemory` (with an empty `path` and `room`: `KeyDerivation` names them) when Argon2id
+  ///   could not allocate its work area (`crypto_pwhash` returned -1, protocols-2.md §4.2).
   public static func deriveKey(passphrase: inout [UInt8], parameters: KDFParameters) throws(StoreError) -> StoreKey {
     defer { zero(&passphrase) }
     guard ready, parameters.isAcceptable else { throw StoreError.crypto(detail: "it cannot derive a key with these limits") }
@@ -126,7 +128,7 @@ public enum Sodium {
       }
     }
     guard rc == 0 else {
-      throw StoreError.crypto(detail: "Argon2id could not allocate \(parameters.memLimit >> 20) MiB")
+      throw StoreError.outOfMemory(path: "", neededMiB: parameters.memLimit >> 20, room: "", newStore: false)
     }
     return key
   }

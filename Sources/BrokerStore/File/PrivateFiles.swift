@@ -67,6 +67,12 @@ struct PrivateFiles {
     throw failure("cannot open \(path): \(errnoText(code))")
   }
 
+  /// True when something is at `path` (a dangling link counts; ENOENT is the only "no").
+  func exists(_ path: String) -> Bool {
+    var st = stat()
+    return lstat(path, &st) == 0 || errno != ENOENT
+  }
+
   /// The whole content of `path`, or nil when it does not exist.
   func read(_ path: String) throws(StoreError) -> [UInt8]? {
     guard let fd = try open(path, O_RDONLY) else { return nil }

@@ -46,8 +46,9 @@ import Testing
   @Test func unlockStoreLockRoundTrip() async throws {
     let h = handler()
     #expect(await h.handle(store(.parameters)) == AgentReply(exit: 0))  // no store yet
-    #expect(error(await h.handle(store(.load, [CredentialField("item", "refresh-token:work")]))) == .encryptedLocked(path: file))
-    #expect(await h.handle(try unlock(h, "pw", create: true)).exit == 0)
+    // No file yet: missing, not locked (bug-cases-3.md X17).
+    #expect(error(await h.handle(store(.load, [CredentialField("item", "refresh-token:work")]))) == .encryptedMissing(path: file))
+    #expect(await h.handle(try unlock(h, "pw", create: true)) == AgentReply(exit: 0))  // the key's memory is locked
     #expect(h.keys.isUnlocked)
     let doc = "{\"v\":1,\"refresh_token\":\"RT\"}"
     let save = store(.save, [CredentialField("item", "refresh-token:work"), CredentialField("label", "l"), CredentialField("secret", doc)])
@@ -79,13 +80,26 @@ import Testing
     #expect(FileManager.default.contents(atPath: file) == before)
   }
 
+  /// bug-cases-3.md X17: the agent serves the store of its own environment only, and says so
+  /// naming both files.
   @Test func anotherFileIsNotServed() async throws {
     let h = handler()
     let reply = await h.handle(store(.keys, path: "/elsewhere/tokens.enc"))
     #expect(reply.exit == 5)
-    guard case .file(let path, let detail) = error(reply) else { Issue.record("\(error(reply))"); return }
-    #expect(path == "/elsewhere/tokens.enc")
-    #expect(detail.contains(file))
+    #expect(error(reply) == .agentServesAnotherStore(path: "/elsewhere/tokens.enc", served: file, socket: directory + "/tokenbroker/agent.sock"))
+    #expect(!FileManager.default.fileExists(atPath: file))
+  }
+
+  /// bug-cases-3.md X17 step 5: a store that appeared after the caller found none is kept, and
+  /// the second creation is told to unlock again.
+  @Test func aSecondCreationIsToldTheStoreWasCreatedMeanwhile() async throws {
+    let h = handler()
+    #expect(await h.handle(try unlock(h, "first", create: true)).exit == 0)
+    let before = FileManager.default.contents(atPath: file)
+    let reply = await h.handle(try unlock(h, "second", create: true))
+    #expect(reply.exit == 5)
+    #expect(error(reply) == .createdMeanwhile(path: file))
+    #expect(FileManager.default.contents(atPath: file) == before)
   }
 
   @Test func everyStoreErrorCrossesTheWire() {
@@ -93,7 +107,10 @@ import Testing
       .locked, .unlockDismissed, .noCollection, .unavailable(detail: "d"), .timedOut(seconds: 10), .readBackMismatch,
       .corrupt(item: "i"), .file(path: "/p", detail: "d"), .backend(detail: "d"), .encryptedLocked(path: "/p"),
       .wrongPassphrase(path: "/p"), .encryptedFileDamaged(path: "/p", detail: "is truncated"), .crypto(detail: "d"),
-      .agentUnreachable(socket: "/s"),
+      .agentUnreachable(socket: "/s"), .encryptedMissing(path: "/p"),
+      .agentServesAnotherStore(path: "/p", served: "/q", socket: "/s"), .createdMeanwhile(path: "/p"),
+      .outOfMemory(path: "/p", neededMiB: 256, room: "RLIMIT_AS (ulimit -v) leaves about 100 MiB", newStore: false),
+      .outOfMemory(path: "/p", neededMiB: 24, room: "", newStore: true),
     ]
     for e in all { #expect(StoreErrorWire.error(StoreErrorWire.lines(e), path: "/x") == e) }
   }

@@ -55,15 +55,23 @@ struct EncryptedFileFormatTests {
     #expect(throws: EncryptedFileFormat.Problem.foreign) { try EncryptedFileFormat.header(of: newer) }
   }
 
-  /// A hostile header cannot make the reader allocate gigabytes or spin for minutes.
+  /// A hostile header cannot make the reader allocate gigabytes or spin for minutes; the
+  /// refusal says what it asked (bug-cases-3.md X15 step 3).
   @Test func limitsOutsideTheCapsAreRefusedBeforeAnyDerivation() {
     let file = EncryptedFileFormat.seal(Array("{}".utf8), key: testKey())
     var huge = file
     huge[23] = 0x01  // memlimit ≥ 2^56
-    #expect(throws: EncryptedFileFormat.Problem.foreign) { try EncryptedFileFormat.header(of: huge) }
+    #expect(throws: EncryptedFileFormat.Problem.limits(opsLimit: 1, memLimit: 1 << 56 | 8 << 20)) {
+      try EncryptedFileFormat.header(of: huge)
+    }
     var slow = file
     slow[12] = 200
-    #expect(throws: EncryptedFileFormat.Problem.foreign) { try EncryptedFileFormat.header(of: slow) }
+    #expect(throws: EncryptedFileFormat.Problem.limits(opsLimit: 200, memLimit: 8 << 20)) { try EncryptedFileFormat.header(of: slow) }
+    var endless = file
+    endless[15] = 0x80  // opslimit 2^31 + 1
+    #expect(throws: EncryptedFileFormat.Problem.limits(opsLimit: 1 << 31 | 1, memLimit: 8 << 20)) {
+      try EncryptedFileFormat.header(of: endless)
+    }
   }
 
   @Test func derivationDependsOnPassphraseAndSaltOnly() {

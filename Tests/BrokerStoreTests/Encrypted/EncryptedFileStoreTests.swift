@@ -62,8 +62,35 @@ struct EncryptedFileStoreTests {
     try await store.open(with: key, create: true)
     try await store.save(.refreshToken("a"), label: "l", secret: Secret("doc"))
     let before = bytes()
-    await #expect(throws: StoreError.self) { try await store.open(with: testKey("other"), create: true) }
+    await #expect(throws: StoreError.createdMeanwhile(path: file)) { try await store.open(with: testKey("other"), create: true) }
     #expect(bytes() == before)
+  }
+
+  /// bug-cases-3.md X17: with no file, a locked store is missing (and says how to create it), and
+  /// an unlock that expected a file finds it gone.
+  @Test func noFileIsMissingNotLocked() async throws {
+    let locked = EncryptedFileStore(path: file, key: { nil })
+    await #expect(throws: StoreError.encryptedMissing(path: file)) { try await locked.load(.refreshToken("a")) }
+    await #expect(throws: StoreError.encryptedMissing(path: file)) { try await locked.preflightWrite() }
+    await #expect(throws: StoreError.encryptedMissing(path: file)) { try await locked.open(with: testKey(), create: false) }
+    #expect(bytes() == nil)
+    #expect(StoreError.encryptedMissing(path: file).description.contains("--create"))
+  }
+
+  /// bug-cases-3.md X15 step 3: a header asking absurd limits is refused naming the file and what
+  /// it asked, before any key is derived, and is left as it is.
+  @Test func absurdHeaderLimitsAreNamed() async throws {
+    let key = testKey()
+    try await EncryptedFileStore(path: file, key: { key }).open(with: key, create: true)
+    var b = try #require(bytes())
+    b.replaceSubrange(16..<24, with: [0, 0, 0, 0, 16, 0, 0, 0])  // 64 GiB
+    write(b)
+    let error = await #expect(throws: StoreError.self) { try await EncryptedFileStore(path: file, key: { nil }).parameters() }
+    guard case .encryptedFileDamaged(let path, let detail) = error else { Issue.record("\(String(describing: error))"); return }
+    #expect(path == file)
+    #expect(detail.contains("65536 MiB"))
+    #expect(detail.contains("at most 1024 MiB"))
+    #expect(bytes() == b)
   }
 
   /// A flipped byte or a truncated file is named in the error and never written over, not even by
