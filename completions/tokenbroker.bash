@@ -79,7 +79,7 @@ _tokenbroker() {
     setup-git) options="--dry-run"; ((nargs == 0)) && accounts=1 ;;
     accounts) options="--json --names" ;;
     version) options="--json" ;;
-    unlock) options="--passphrase-fd" ;;
+    unlock) options="--passphrase-fd --create" ;;
     exec)
         # After `--`: COMMAND and its arguments are completed as commands and files.
         for ((i = 2; i < COMP_CWORD; i++)); do

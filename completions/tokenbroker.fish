@@ -116,5 +116,6 @@ complete -c tokenbroker -n '__tokenbroker_in account' -l via -x -a '(__tokenbrok
 complete -c tokenbroker -n '__tokenbroker_in account' -l ca-file -r -F -d 'extra PEM bundle'
 
 complete -c tokenbroker -n '__tokenbroker_in unlock' -l passphrase-fd -x -d 'read the passphrase from this descriptor'
+complete -c tokenbroker -n '__tokenbroker_in unlock' -l create -d 'create the store when there is none (needed with --passphrase-fd)'
 complete -c tokenbroker -n '__tokenbroker_in setup-git' -l dry-run -d 'print the git config commands only'
 complete -c tokenbroker -n '__tokenbroker_at agent' -a 'run start stop status' -d 'agent action'

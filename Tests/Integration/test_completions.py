@@ -20,7 +20,7 @@ FORMATS = {"token", "header", "json", "env", "cookiejar", "exec-credential"}
 CASES = [
     ("tokenbroker ", COMMANDS),
     ("tokenbroker lo", {"login", "logout", "lock"}),
-    ("tokenbroker unlock --", {"--passphrase-fd", "--help"}),
+    ("tokenbroker unlock --", {"--passphrase-fd", "--create", "--help"}),
     ("tokenbroker login ", {"work", "home-lab"}),
     ("tokenbroker login h", {"home-lab"}),
     ("tokenbroker logout ", {"work", "home-lab"}),
