@@ -7,7 +7,8 @@ internal import Glibc
 ///   (`/proc/self/status`): an allocation over them fails cleanly (`crypto_pwhash` returns -1);
 /// - the memory cgroup of this process and each one above it: cgroup v2 `memory.max` less
 ///   `memory.current`, v1 `memory.limit_in_bytes` less `memory.usage_in_bytes`, each plus the
-///   page cache that can be reclaimed (`inactive_file` in `memory.stat`);
+///   file page cache, which the kernel reclaims before it kills (`active_file` and
+///   `inactive_file` in `memory.stat`; v1: their `total_` forms, which count the cgroups below);
 /// - the machine: `MemAvailable` plus `SwapFree` (`/proc/meminfo`).
 /// Going over a cgroup's or the machine's memory gets the process killed by the OOM killer rather
 /// than an error, which is why the room is measured before Argon2id runs. Unreadable files count
@@ -79,7 +80,8 @@ public struct MemoryRoom: Sendable, Equatable, CustomStringConvertible {
           let used = read(directory + "/" + usage).flatMap(number)
         else { continue }
         let stat = read(directory + "/memory.stat").map(spaceFields) ?? [:]
-        let cache = stat["total_inactive_file"] ?? stat["inactive_file"] ?? 0
+        func field(_ name: String) -> UInt64 { stat["total_" + name] ?? stat[name] ?? 0 }
+        let cache = field("active_file") + field("inactive_file")
         rooms.append(("the cgroup's \(max) (\(directory))", (limit + cache).subtractingClamped(used)))
       }
     }

@@ -35,7 +35,7 @@ struct MemoryRoomTests {
       "/sys/fs/cgroup/user.slice/app.scope/memory.current": "1000\n",
       "/sys/fs/cgroup/user.slice/memory.max": "\(256 * Self.mib)\n",
       "/sys/fs/cgroup/user.slice/memory.current": "\(100 * Self.mib)\n",
-      "/sys/fs/cgroup/user.slice/memory.stat": "anon 1\nfile 99\ninactive_file \(20 * Self.mib)\n",
+      "/sys/fs/cgroup/user.slice/memory.stat": "anon 1\nfile 99\nactive_file \(4 * Self.mib)\ninactive_file \(16 * Self.mib)\n",
     ]
     #expect(room(files) == MemoryRoom(bytes: 176 * Self.mib, limit: "the cgroup's memory.max (/sys/fs/cgroup/user.slice)"))
   }
@@ -45,7 +45,8 @@ struct MemoryRoomTests {
       "/proc/self/cgroup": "9:name=systemd:/\n4:memory:/docker/abc\n1:cpu:/\n0::/\n",
       "/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes": "\(160 * Self.mib)\n",
       "/sys/fs/cgroup/memory/docker/abc/memory.usage_in_bytes": "\(40 * Self.mib)\n",
-      "/sys/fs/cgroup/memory/docker/abc/memory.stat": "cache 5\ntotal_inactive_file \(8 * Self.mib)\n",
+      "/sys/fs/cgroup/memory/docker/abc/memory.stat":
+        "cache 5\ninactive_file 1\ntotal_active_file \(2 * Self.mib)\ntotal_inactive_file \(6 * Self.mib)\n",
       "/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n",  // unlimited
       "/sys/fs/cgroup/memory/memory.usage_in_bytes": "\(3000 * Self.mib)\n",
     ]
