@@ -71,7 +71,7 @@ _tokenbroker() {
         fi
         return
     fi
-    local options="" accounts=0
+    local options="" accounts=0 words=""
     case $cmd in
     login) options="--scope --device-code --browser --no-open --login-hint --cookies-from"; ((nargs == 0)) && accounts=1 ;;
     logout) options="--all"; ((nargs == 0)) && accounts=1 ;;
@@ -89,7 +89,10 @@ _tokenbroker() {
                 return
             fi
         done
-        ((nargs < 2)) && accounts=1 ;;
+        # After the first ACCOUNT: a second one, or `--` before COMMAND.
+        ((nargs < 2)) && accounts=1
+        ((nargs >= 1)) && words="--"
+        options="--" ;;
     token)
         if [[ -z $sub ]]; then _tokenbroker_reply "get" "$cur"; return; fi
         options="--scope --min-valid --force-refresh --format --json"
@@ -103,12 +106,14 @@ _tokenbroker() {
             if [[ $prev == --* && $prev != --replace && $prev != --help ]]; then return; fi
             options="--provider --replace $_tokenbroker_account_keys" ;;
         esac ;;
-    agent) [[ -z $sub ]] && { _tokenbroker_reply $'run\nstart\nstop\nstatus' "$cur"; return; } ;;
+    agent)
+        [[ -z $sub ]] && { _tokenbroker_reply $'run\nstart\nstop\nstatus' "$cur"; return; }
+        [[ $sub == start || $sub == status ]] && options="--json" ;;
     esac
     if [[ $cur == -* ]]; then
         _tokenbroker_reply "$options --help" "$cur"
-    elif ((accounts)); then
-        _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"
+    elif ((accounts)) || [[ -n $words ]]; then
+        _tokenbroker_reply "$( ((accounts)) && _tokenbroker_accounts; echo "$words")" "$cur"
     fi
 }
 

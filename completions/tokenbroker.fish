@@ -82,6 +82,12 @@ complete -c tokenbroker -n '__tokenbroker_at' -a lock -d 'encrypted-file: the ag
 complete -c tokenbroker -n '__tokenbroker_at' -a exec -d 'run a command with SDK credential endpoints'
 
 complete -c tokenbroker -n '__tokenbroker_wants_account' -a '(__tokenbroker_accounts)' -d account
+# exec ACCOUNT [ACCOUNT] -- COMMAND: `--` once an account is given, and until one is.
+function __tokenbroker_exec_wants_dashes
+    set -l words (__tokenbroker_words)
+    test (count $words) -ge 2; and test $words[1] = exec; and test (count $words) -le 3; and not contains -- -- $words
+end
+complete -c tokenbroker -n '__tokenbroker_exec_wants_dashes' -a '(printf "%s\n" --)' -d 'then COMMAND'
 
 complete -c tokenbroker -n '__tokenbroker_in login' -l scope -x -d 'ask for these scopes (step-up)'
 complete -c tokenbroker -n '__tokenbroker_in login' -l device-code -d 'use the device code flow'
@@ -119,3 +125,4 @@ complete -c tokenbroker -n '__tokenbroker_in unlock' -l passphrase-fd -x -d 'rea
 complete -c tokenbroker -n '__tokenbroker_in unlock' -l create -d 'create the store when there is none (needed with --passphrase-fd)'
 complete -c tokenbroker -n '__tokenbroker_in setup-git' -l dry-run -d 'print the git config commands only'
 complete -c tokenbroker -n '__tokenbroker_at agent' -a 'run start stop status' -d 'agent action'
+complete -c tokenbroker -n '__tokenbroker_in agent' -l json -d 'print JSON (start, status)'

@@ -39,7 +39,9 @@ CASES = [
     ("tokenbroker accounts --", {"--json", "--names", "--help"}),
     ("tokenbroker agent ", {"run", "start", "stop", "status"}),
     ("tokenbroker exec ", {"work", "home-lab"}),
-    ("tokenbroker exec work ", {"work", "home-lab"}),
+    ("tokenbroker exec work ", {"work", "home-lab", "--"}),  # issue 24: `--` comes next too
+    ("tokenbroker exec work home-lab ", {"--"}),
+    ("tokenbroker agent status --", {"--json", "--help"}),
     ("tokenbroker --", {"--config", "--verbose", "--help"}),
 ]
 # Where an option is being completed, a shell may also offer the options every command takes.
