@@ -37,7 +37,7 @@ _tokenbroker() {
     # of --config do not count).
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        --config | --format | --scope | --min-valid | --login-hint | --cookies-from | --provider)
+        --config | --format | --scope | --min-valid | --login-hint | --cookies-from | --provider | --url)
             ((i++)) ;;
         -*) ;;
         *)
@@ -62,12 +62,12 @@ _tokenbroker() {
     --kube-token) _tokenbroker_reply $'access\nid' "$cur"; return ;;
     --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;
     --via) _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"; return ;;
-    --scope | --min-valid | --login-hint | --passphrase-fd) return ;;
+    --scope | --min-valid | --login-hint | --passphrase-fd | --url) return ;;
     esac
 
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then _tokenbroker_reply "--config --verbose --help" "$cur"
-        else _tokenbroker_reply "login logout revoke token accounts account setup-git get store erase capability agent version unlock lock exec" "$cur"
+        else _tokenbroker_reply "login logout revoke token accounts status account setup-git get store erase capability agent version unlock lock exec" "$cur"
         fi
         return
     fi
@@ -78,6 +78,7 @@ _tokenbroker() {
     revoke) ((nargs == 0)) && accounts=1 ;;
     setup-git) options="--dry-run"; ((nargs == 0)) && accounts=1 ;;
     accounts) options="--json --names" ;;
+    status) options="--url --json"; ((nargs == 0)) && accounts=1 ;;
     version) options="--json" ;;
     unlock) options="--passphrase-fd --create" ;;
     exec)

@@ -54,7 +54,7 @@ function __tokenbroker_wants_account
     set -l words (__tokenbroker_words)
     switch (count $words)
         case 1
-            contains -- $words[1] login logout revoke setup-git exec
+            contains -- $words[1] login logout revoke setup-git exec status
         case 2
             test "$words" = "token get"; or test "$words" = "account remove"; or test $words[1] = exec
         case '*'
@@ -72,6 +72,7 @@ complete -c tokenbroker -n '__tokenbroker_at' -a logout -d "delete the account's
 complete -c tokenbroker -n '__tokenbroker_at' -a revoke -d 'revoke at the provider, then log out'
 complete -c tokenbroker -n '__tokenbroker_at' -a token -d 'print a valid access token'
 complete -c tokenbroker -n '__tokenbroker_at' -a accounts -d 'list accounts'
+complete -c tokenbroker -n '__tokenbroker_at' -a status -d 'what is signed in; what serves a URL'
 complete -c tokenbroker -n '__tokenbroker_at' -a account -d 'add or remove an account'
 complete -c tokenbroker -n '__tokenbroker_at' -a setup-git -d "make git use tokenbroker for the hosts"
 complete -c tokenbroker -n '__tokenbroker_at' -a 'get store erase capability' -d 'git credential helper action'
@@ -102,7 +103,8 @@ complete -c tokenbroker -n '__tokenbroker_in token' -l scope -x -d 'request thes
 complete -c tokenbroker -n '__tokenbroker_in token' -l min-valid -x -d 'seconds the token must stay valid'
 complete -c tokenbroker -n '__tokenbroker_in token' -l force-refresh -d 'refresh even if still valid'
 complete -c tokenbroker -n '__tokenbroker_in token' -l format -x -a 'token header json env cookiejar exec-credential' -d 'output format'
-complete -c tokenbroker -n '__tokenbroker_in token version accounts' -l json -d 'print JSON'
+complete -c tokenbroker -n '__tokenbroker_in token version accounts status' -l json -d 'print JSON'
+complete -c tokenbroker -n '__tokenbroker_in status' -l url -x -d 'which rule, account and helpers serve this URL'
 complete -c tokenbroker -n '__tokenbroker_in accounts' -l names -d 'print only the account names'
 
 complete -c tokenbroker -n '__tokenbroker_at account' -a 'add remove' -d 'edit the config file'

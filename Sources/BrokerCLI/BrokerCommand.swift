@@ -62,6 +62,7 @@ public enum BrokerCommand {
       case "revoke": return try await RevokeCommand.run(args, runtime: runtime)
       case "token": return try await TokenCommand.run(args, runtime: runtime)
       case "accounts": return try await AccountsCommand.run(args, runtime: runtime)
+      case "status": return try await StatusCommand.run(args, runtime: runtime)
       case "version": return try VersionCommand.run(args, runtime: runtime)
       case "agent": return try await AgentCommand.run(args, runtime: runtime)
       case "setup-git": return try await SetupGitCommand.run(args, runtime: runtime)

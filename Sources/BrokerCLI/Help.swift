@@ -15,6 +15,7 @@ enum Help {
       login ACCOUNT [options]              sign in (browser or device code) and store the refresh token
       token get ACCOUNT [options]          print a valid access token (refreshes silently)
       accounts [--json]                    list accounts and whether they are signed in
+      status [ACCOUNT] [--url URL]         what is signed in and cached; what serves a URL
       logout ACCOUNT | --all               delete the account's tokens from the store
       revoke ACCOUNT                       revoke at the provider where possible, then log out
       get | store | erase | capability     git credential helper actions (credential.helper = tokenbroker)
@@ -45,6 +46,7 @@ enum Help {
     "logout": "usage: tokenbroker logout ACCOUNT | --all",
     "revoke": "usage: tokenbroker revoke ACCOUNT",
     "accounts": "usage: tokenbroker accounts [--json | --names]",
+    "status": "usage: tokenbroker status [ACCOUNT] [--json] | status --url URL [--json]",
     "setup-git": "usage: tokenbroker setup-git [ACCOUNT] [--dry-run]",
     "account": "usage: tokenbroker account add NAME --provider P [--KEY VALUE]... [--replace] | account remove NAME",
     "agent": "usage: tokenbroker agent run | start [--json] | stop | status [--json]",
@@ -103,6 +105,17 @@ enum Help {
       that name one; RFC 7009), then deletes every stored item of ACCOUNT. Azure has none: it signs
       out locally, exit 0. If the revocation fails (network, 5xx) it still signs out locally and
       exits 4: remove the grant by hand (Google: https://myaccount.google.com/permissions).
+      """,
+    "status": """
+      Says what is off, never a secret and refreshing nothing: whether the agent runs, the store
+      (available, locked or unreachable), and per account (default: every account) its identity,
+      tenant, when its refresh token was obtained and the access tokens held (scopes, time left).
+        --url URL  which rule and account serve URL (its path selects [host HOST/PATH] groups),
+                   the token 'get' would hand out (expiry only), and git's credential helpers
+                   for URL, with a warning for each other one that answers before tokenbroker
+                   or keeps its tokens
+        --json     one JSON object (its keys: man tokenbroker)
+      Exit 0, or 3 when the named account (or the URL's) is not signed in.
       """,
     "accounts": """
       Lists each configured account: provider, signed in or not, identity, access-token expiry.

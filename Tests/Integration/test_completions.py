@@ -11,7 +11,7 @@ import unittest
 from harness import BIN_DIR, ROOT, BrokerTestCase
 
 COMPLETIONS = os.path.join(ROOT, "completions")
-COMMANDS = {"login", "logout", "revoke", "token", "accounts", "account", "setup-git", "get", "store",
+COMMANDS = {"login", "logout", "revoke", "token", "accounts", "status", "account", "setup-git", "get", "store",
             "erase", "capability", "agent", "version", "unlock", "lock", "exec"}
 FORMATS = {"token", "header", "json", "env", "cookiejar", "exec-credential"}
 
@@ -37,6 +37,8 @@ CASES = [
     ("tokenbroker account add new --provider ", {"azure", "google", "sharepoint", "oidc"}),
     ("tokenbroker account add new --client-", {"--client-auth", "--client-id", "--client-secret"}),
     ("tokenbroker accounts --", {"--json", "--names", "--help"}),
+    ("tokenbroker status ", {"work", "home-lab"}),
+    ("tokenbroker status --", {"--url", "--json", "--help"}),
     ("tokenbroker agent ", {"run", "start", "stop", "status"}),
     ("tokenbroker exec ", {"work", "home-lab"}),
     ("tokenbroker exec work ", {"work", "home-lab", "--"}),  # issue 24: `--` comes next too

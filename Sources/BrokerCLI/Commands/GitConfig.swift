@@ -2,7 +2,8 @@ import BrokerCore
 import Dispatch
 import Glibc
 
-/// Runs `git config --global …` for `setup-git`: `git` found on `PATH`, started with
+/// Runs `git config --global …` for `setup-git` (and `git config --get-regexp`, `git credential
+/// reject` for `status` and `logout`): `git` found on `PATH`, started with
 /// `posix_spawnp` and an argv (never a shell), stdin from /dev/null, stdout and stderr captured.
 /// The blocking read and `waitpid` run on a Dispatch queue, not on Swift's cooperative pool.
 struct GitConfig {
@@ -25,6 +26,32 @@ struct GitConfig {
   func run(_ args: [String]) async throws {
     let r = try await spawn(["config", "--global"] + args)
     guard r.status == 0 else { throw failure(args, r) }
+  }
+
+  /// Every `credential.helper` and `credential.<URL>.helper` value git reads here (system, global,
+  /// local config of the working directory), in git's order, as (URL pattern or nil, value).
+  /// - Throws: `HelperError` (exit 1) when git cannot run.
+  func credentialHelperEntries() async throws -> [(pattern: String?, value: String)] {
+    let r = try await spawn(["config", "--null", "--get-regexp", #"^credential\..*helper$"#])
+    guard r.status == 0 else { return [] }  // 1: none set
+    var out: [(String?, String)] = []
+    for entry in r.stdout.split(separator: 0) {
+      let text = String(decoding: entry, as: UTF8.self)
+      let (key, value) = text.firstIndex(of: "\n").map { (String(text[..<$0]), String(text[text.index(after: $0)...])) } ?? (text, "")
+      guard key.hasPrefix("credential."), key.lowercased().hasSuffix(".helper") else { continue }
+      let middle = key.dropFirst("credential.".count).dropLast(".helper".count)
+      out.append((middle.isEmpty ? nil : String(middle.dropLast(middle.hasSuffix(".") ? 1 : 0)), value))
+    }
+    return out
+  }
+
+  /// Runs `git credential reject` with `fields` on stdin, so that every helper git asks for that
+  /// URL forgets the credential (a caching helper in front of tokenbroker: bug-cases-3.md X14).
+  /// - Returns: git's exit status.
+  /// - Throws: `HelperError` (exit 1) when git cannot run.
+  func reject(_ fields: [(String, String)]) async throws -> Int32 {
+    let input = fields.map { "\($0.0)=\($0.1)\n" }.joined() + "\n"
+    return try await spawn(["credential", "reject"], input: Array(input.utf8)).status
   }
 
   /// The command line as a user would type it, for `--dry-run`.
@@ -50,16 +77,29 @@ struct GitConfig {
     var stderr: [UInt8]
   }
 
-  private func spawn(_ args: [String]) async throws -> Outcome {
+  private func spawn(_ args: [String], input: [UInt8]? = nil) async throws -> Outcome {
     let env = environment.map { "\($0.key)=\($0.value)" }
     return try await withCheckedThrowingContinuation { continuation in
       DispatchQueue.global().async {
-        continuation.resume(with: Result { try GitConfig.spawnBlocking(["git"] + args, env: env) })
+        continuation.resume(with: Result { try GitConfig.spawnBlocking(["git"] + args, env: env, input: input) })
       }
     }
   }
 
-  private static func spawnBlocking(_ argv: [String], env: [String]) throws -> Outcome {
+  /// - Parameter input: written whole to the child's stdin (small: within a pipe's buffer), else
+  ///   stdin is /dev/null.
+  private static func spawnBlocking(_ argv: [String], env: [String], input: [UInt8]? = nil) throws -> Outcome {
+    var inPipe: [Int32] = [-1, -1]
+    if let input {
+      guard input.count < 60_000, pipe(&inPipe) == 0 else {
+        throw HelperError(status: .failure, description: "cannot create a pipe; try again")
+      }
+      _ = fcntl(inPipe[0], F_SETFD, FD_CLOEXEC)
+      _ = fcntl(inPipe[1], F_SETFD, FD_CLOEXEC)
+      _ = input.withUnsafeBytes { write(inPipe[1], $0.baseAddress, $0.count) }
+      close(inPipe[1])
+    }
+    defer { if inPipe[0] >= 0 { close(inPipe[0]) } }
     var out: [Int32] = [-1, -1]
     var err: [Int32] = [-1, -1]
     guard pipe(&out) == 0 else { throw HelperError(status: .failure, description: "cannot create a pipe; try again") }
@@ -72,7 +112,11 @@ struct GitConfig {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    if inPipe[0] >= 0 {
+      posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
+    } else {
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    }
     posix_spawn_file_actions_adddup2(&actions, out[1], 1)
     posix_spawn_file_actions_adddup2(&actions, err[1], 2)
     let cArgs = argv.map { strdup($0) } + [nil]

@@ -1,7 +1,8 @@
 import BrokerCore
 
 /// `tokenbroker logout ACCOUNT | --all`: deletes every item of the account (or of all accounts)
-/// from the store; the grant at the provider stays (interface.md §3).
+/// from the store; the grant at the provider stays (interface.md §3). Then git's other credential
+/// helpers for the account's hosts are asked to forget the tokens it handed out (`GitForget`).
 enum LogoutCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let usage = Help.usage("logout")
@@ -9,17 +10,22 @@ enum LogoutCommand {
     let store = try runtime.store()
     if a.flag("all") {
       _ = try a.expectPositionals([])
+      var forget: [GitForget] = []
+      for account in (try? runtime.config().accounts) ?? [] { forget.append(await GitForget.collect(account: account.name, runtime: runtime)) }
       let keys = try await store.keys(account: nil)
       for key in keys { try await store.delete(key) }
+      for f in forget { await f.run(runtime: runtime) }
       runtime.context.say("signed out of every account (\(keys.count) items removed)")
       return .success
     }
     let name = try a.expectPositionals(["ACCOUNT"])[0]
+    let forget = await GitForget.collect(account: name, runtime: runtime)
     let removed = try await signOut(name, store: store)
     // Nothing stored and no such account: most likely a misspelt name, not a signed-out account.
     if removed == 0, let config = try? runtime.config(), config.account(named: name) == nil {
       throw config.unknownAccount(name)
     }
+    await forget.run(runtime: runtime)
     runtime.context.say(
       removed == 0 ? "'\(name)' was not signed in; nothing to remove" : "signed out of '\(name)' (\(removed) items removed)")
     return .success

@@ -16,7 +16,9 @@ enum RevokeCommand {
     let report = try await runtime.tokenService().revokeAtProvider(account: name)
     // The endpoint's host as configured names the provider: never a provider it is not.
     let provider = report.host ?? account.provider.rawValue
+    let forget = await GitForget.collect(account: name, runtime: runtime)
     _ = try await LogoutCommand.signOut(name, store: runtime.store())
+    await forget.run(runtime: runtime)
     let say = runtime.context.say
     if let failure = report.failure {
       say(

@@ -1,0 +1,187 @@
+import BrokerCore
+import BrokerProviders
+
+/// What `status` prints: this is the `--json` document (snake_case keys, Unix seconds), and
+/// `text(now:)` its lines. Holds no token: access tokens appear as scopes and expiry only.
+struct StatusReport: Encodable {
+  struct Agent: Encodable {
+    var running: Bool
+    var pid: Int32?
+    var socket: String
+
+    func encode(to encoder: any Encoder) throws {
+      var c = encoder.container(keyedBy: Keys.self)
+      try c.encode(running, forKey: .running)
+      try c.encode(pid, forKey: .pid)
+      try c.encode(socket, forKey: .socket)
+    }
+    enum Keys: CodingKey { case running, pid, socket }
+  }
+  struct Store: Encodable {
+    /// `[broker] store`.
+    var kind: String
+    /// `available`, `locked` or `unreachable`.
+    var state: String
+    /// The store's error, when not available.
+    var detail: String?
+
+    func encode(to encoder: any Encoder) throws {
+      var c = encoder.container(keyedBy: Keys.self)
+      try c.encode(kind, forKey: .kind)
+      try c.encode(state, forKey: .state)
+      try c.encode(detail, forKey: .detail)
+    }
+    enum Keys: CodingKey { case kind, state, detail }
+  }
+  struct AccessToken: Encodable {
+    var scopes: [String]
+    var expires_on: Int64
+    var seconds_left: Int64
+  }
+  struct Account: Encodable {
+    var name, provider: String
+    /// nil when the store could not be read.
+    var signed_in: Bool?
+    var identity, tenant: String?
+    var refresh_token_obtained_at: Int64?
+    /// Where the provider says (none of Entra, Google or the OpenID providers does for these
+    /// clients' refresh tokens): nil.
+    var refresh_token_expires_on: Int64?
+    var access_tokens: [AccessToken]
+
+    init(_ d: AccountDetails, now: Int64) {
+      name = d.account.name
+      provider = d.account.provider.rawValue
+      signed_in = d.signedIn
+      identity = d.identity
+      tenant = d.tenant ?? (d.account.provider == .azure ? d.account.tenant : nil)
+      refresh_token_obtained_at = d.refreshTokenObtainedAt
+      access_tokens = d.accessTokens.map { AccessToken(scopes: $0.scopes, expires_on: $0.expiresOn, seconds_left: max(0, $0.expiresOn - now)) }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+      var c = encoder.container(keyedBy: Keys.self)
+      try c.encode(name, forKey: .name)
+      try c.encode(provider, forKey: .provider)
+      try c.encode(signed_in, forKey: .signed_in)
+      try c.encode(identity, forKey: .identity)
+      try c.encode(tenant, forKey: .tenant)
+      try c.encode(refresh_token_obtained_at, forKey: .refresh_token_obtained_at)
+      try c.encode(refresh_token_expires_on, forKey: .refresh_token_expires_on)
+      try c.encode(access_tokens, forKey: .access_tokens)
+    }
+    enum Keys: CodingKey {
+      case name, provider, signed_in, identity, tenant, refresh_token_obtained_at, refresh_token_expires_on, access_tokens
+    }
+
+    init(unknown account: AccountConfig) {
+      name = account.name
+      provider = account.provider.rawValue
+      tenant = account.provider == .azure ? account.tenant : nil
+      access_tokens = []
+    }
+  }
+  struct URLStatus: Encodable {
+    var url: String
+    var host: String
+    var path: String?
+    /// The rule that serves it (`[host H/P]`, `[host H]`, `hosts = H of [account A]`), or nil.
+    var rule: String?
+    var account: String?
+    var scopes: [String]?
+    var username: String?
+    /// What `get` would hand out: `cached` (with `expires_on`), `refresh` (a new token first), or
+    /// `sign-in` (the account is not signed in); nil when no account serves the URL.
+    var token: String?
+    var token_expires_on: Int64?
+    /// The credential helpers git runs for the URL, in order.
+    var helpers: [String]
+    var warnings: [String]
+
+    func encode(to encoder: any Encoder) throws {
+      var c = encoder.container(keyedBy: Keys.self)
+      try c.encode(url, forKey: .url)
+      try c.encode(host, forKey: .host)
+      try c.encode(path, forKey: .path)
+      try c.encode(rule, forKey: .rule)
+      try c.encode(account, forKey: .account)
+      try c.encode(scopes, forKey: .scopes)
+      try c.encode(username, forKey: .username)
+      try c.encode(token, forKey: .token)
+      try c.encode(token_expires_on, forKey: .token_expires_on)
+      try c.encode(helpers, forKey: .helpers)
+      try c.encode(warnings, forKey: .warnings)
+    }
+    enum Keys: CodingKey {
+      case url, host, path, rule, account, scopes, username, token, token_expires_on, helpers, warnings
+    }
+
+    /// Fills `token` from the account's cached tokens as `get` would choose (the refresh margin,
+    /// capped at half the token's lifetime, is approximated by the margin alone).
+    mutating func attach(_ account: Account, margin: Int, now: Int64) {
+      guard let scopes else { return }
+      let want = scopes.sorted()
+      if let t = account.access_tokens.last(where: { $0.scopes == want }), t.expires_on - now >= Int64(margin) {
+        token = "cached"
+        token_expires_on = t.expires_on
+      } else {
+        token = "refresh"
+      }
+    }
+  }
+
+  var agent = Agent(running: false, pid: nil, socket: "")
+  var store = Store(kind: "", state: "", detail: nil)
+  var accounts: [Account] = []
+  var url: URLStatus?
+
+  func encode(to encoder: any Encoder) throws {
+    var c = encoder.container(keyedBy: Keys.self)
+    try c.encode(agent, forKey: .agent)
+    try c.encode(store, forKey: .store)
+    try c.encode(accounts, forKey: .accounts)
+    try c.encode(url, forKey: .url)
+  }
+  enum Keys: CodingKey { case agent, store, accounts, url }
+
+  func text(now: Int64) -> String {
+    func clean(_ s: String) -> String { TerminalText.clean(s) }
+    var lines: [String] = []
+    lines.append(agent.running ? "agent: running (pid \(agent.pid.map(String.init) ?? "?")) at \(agent.socket)" : "agent: not running (\(agent.socket))")
+    lines.append("store: \(store.kind), \(store.state)" + (store.detail.map { " (\(clean($0)))" } ?? ""))
+    if let u = url {
+      lines.append("url: \(clean(u.url))")
+      if let rule = u.rule, let account = u.account {
+        lines.append("  served by account '\(account)' through \(clean(rule)); scopes \(u.scopes?.joined(separator: " ") ?? "")"
+          + (u.username.map { "; username \(clean($0))" } ?? ""))
+        switch u.token {
+        case "cached": lines.append("  get hands out the cached access token: \(max(0, (u.token_expires_on ?? now) - now)) s left (until \(RFC3339.utc(u.token_expires_on ?? now)))")
+        case "refresh": lines.append("  get refreshes first (no cached access token for these scopes with enough time left)")
+        case "sign-in": lines.append("  get has nothing to hand out: run 'tokenbroker login \(account)'")
+        default: lines.append("  get: the store could not be read")
+        }
+      } else {
+        lines.append("  no account serves it: get prints nothing and git asks the next helper")
+      }
+      lines.append("  git's credential helpers for it: " + (u.helpers.isEmpty ? "none" : u.helpers.map { "'\(clean($0))'" }.joined(separator: ", ")))
+      for w in u.warnings { lines.append("  warning: \(clean(w))") }
+    }
+    for a in accounts {
+      lines.append("account \(a.name) (\(a.provider)):")
+      switch a.signed_in {
+      case true?:
+        lines.append("  signed in" + (a.identity.map { " as \(clean($0))" } ?? "") + (a.tenant.map { ", tenant \(clean($0))" } ?? ""))
+        if let t = a.refresh_token_obtained_at {
+          lines.append("  refresh token obtained \(RFC3339.utc(t)); its expiry is not told by the provider")
+        }
+        if a.access_tokens.isEmpty { lines.append("  no access token cached") }
+        for t in a.access_tokens {
+          lines.append("  access token [\(t.scopes.joined(separator: " "))]: \(t.seconds_left) s left (until \(RFC3339.utc(t.expires_on)))")
+        }
+      case false?: lines.append("  not signed in: run 'tokenbroker login \(a.name)'")
+      case nil: lines.append("  unknown: the store could not be read")
+      }
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+}
