@@ -157,7 +157,7 @@ extension StoreError: CustomStringConvertible {
     case .createdMeanwhile(let path):
       return "a store was created meanwhile; unlock again: another process created \(path) while this one was creating it, and that store is kept (it opens with the passphrase given there)"
     case .wrongPassphrase(let path):
-      return "wrong passphrase or damaged file: the encrypted token store \(path) does not open with this passphrase; nothing was changed; run 'tokenbroker unlock' again"
+      return "wrong passphrase or damaged file: the encrypted token store \(path) does not open with this passphrase; nothing was changed; run 'tokenbroker unlock' again (passphrase lost? move the file away: 'tokenbroker unlock' then makes a new store, and each account needs 'tokenbroker login' again)"
     case .outOfMemory(let path, let needed, let room, let newStore):
       let need = newStore ? "a new store needs at least \(needed) MiB" : "this store needs \(needed) MiB"
       let limit = room.isEmpty ? "" : ", and \(room)"

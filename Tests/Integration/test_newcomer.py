@@ -4,7 +4,8 @@ Finding 1: `tokenbroker get` typed at a terminal (a guess for "get a token") use
 and wait for end of file; a blank line did not end it. Finding 2: a misspelt config key or account
 name hid its own cause. Findings 4 and 7: `account add` without --provider left out oidc,
 `--scopes a b` said only "unexpected argument 'b'", `accounts` with no config printed nothing.
-Finding 5: `--help` named only Azure AD, Google and the keyring; `get --help` recommended a global
+Finding 3: the encrypted store's first run took a 3-character passphrase without a word, and a
+wrong passphrase did not say how to start over. Finding 5: `--help` named only Azure AD, Google and the keyring; `get --help` recommended a global
 credential.helper; `help login` printed the general help."""
 import os
 import pty
@@ -138,6 +139,37 @@ class HelpTest(BrokerTestCase):
         self.assertIn("tokenbroker setup-git", text)
         self.assertIn("tokenbroker token get ACCOUNT", text)
         self.assertNotIn("--global", text)
+
+
+class EncryptedStoreFirstRunTest(BrokerTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.write_config(self.default_config(extra_broker="store = encrypted-file"))
+
+    def tearDown(self):
+        self.run_broker("agent", "stop")
+        super().tearDown()
+
+    def unlock(self, passphrase, *extra):
+        return self.run_broker("unlock", "--passphrase-fd", "0", *extra, input=passphrase + b"\n")
+
+    def test_a_short_new_passphrase_is_refused_and_nothing_is_created(self):
+        r = self.unlock(b"abc", "--create")
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn("needs at least 8 characters (this one has 3); nothing was created", r.stderr.decode())
+        r = self.run_broker("token", "get", "work")
+        self.assertIn("no encrypted token store", r.stderr.decode())
+
+    def test_a_wrong_passphrase_says_how_to_start_over(self):
+        self.assertEqual(self.unlock(b"the right passphrase", "--create").returncode, 0)
+        self.assertEqual(self.run_broker("lock").returncode, 0)
+        r = self.unlock(b"the wrong passphrase")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        text = r.stderr.decode()
+        self.assertIn("wrong passphrase or damaged file", text)
+        self.assertIn("passphrase lost? move the file away", text)
+        self.assertEqual(text.count("\n"), 1, text)
 
 
 if __name__ == "__main__":

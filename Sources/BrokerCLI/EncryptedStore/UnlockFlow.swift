@@ -107,8 +107,12 @@ enum UnlockFlow {
   private static func read(_ context: ProcessContext, fd: Int32?, path: String, create: Bool) async throws -> [UInt8] {
     let usage = Help.usage("unlock")
     if let fd {
-      guard let line = try await SecretLine.read(fd: fd), !line.isEmpty else {
+      guard var line = try await SecretLine.read(fd: fd), !line.isEmpty else {
         throw UsageError("no passphrase on file descriptor \(fd) (one line is read)", usage: usage)
+      }
+      if create, let refusal = tooShort(line) {
+        Sodium.zero(&line)
+        throw refusal
       }
       return line
     }
@@ -116,6 +120,10 @@ enum UnlockFlow {
     var first = try await ask(context, "enter \(what) (not shown): ")
     guard !first.isEmpty else { throw UsageError("the passphrase is empty; nothing was changed", usage: usage) }
     guard create else { return first }
+    if let refusal = tooShort(first) {
+      Sodium.zero(&first)
+      throw refusal
+    }
     var second = try await ask(context, "enter it again: ")
     defer { Sodium.zero(&second) }
     guard first == second else {
@@ -123,6 +131,18 @@ enum UnlockFlow {
       throw HelperError(status: .failure, description: "the two passphrases differ; nothing was created; run 'tokenbroker unlock' again")
     }
     return first
+  }
+
+  /// A new store's passphrase is at least `minimumNewLength` characters: the file can be copied
+  /// and guessed at offline, where only the passphrase and Argon2id's cost stand in the way.
+  static let minimumNewLength = 8
+
+  private static func tooShort(_ passphrase: [UInt8]) -> UsageError? {
+    let characters = String(validating: passphrase, as: UTF8.self)?.count ?? passphrase.count
+    guard characters < minimumNewLength else { return nil }
+    return UsageError(
+      "a new store's passphrase needs at least \(minimumNewLength) characters (this one has \(characters)); nothing was created",
+      usage: Help.usage("unlock"))
   }
 
   private static func ask(_ context: ProcessContext, _ prompt: String) async throws -> [UInt8] {
