@@ -1,4 +1,8 @@
 import BrokerCore
+// The socket types (SOCK_STREAM, SOCK_CLOEXEC, ...) come through CBrokerShims since its header
+// includes linux/netlink.h for sock_diag: without this import the release build (whole module)
+// does not find them in Glibc.
+import CBrokerShims
 import Glibc
 
 /// Listening sockets on the loopback interface (RFC 8252 §7.3, §8.3): never on a routable address.
