@@ -37,7 +37,7 @@ _tokenbroker() {
     # of --config do not count).
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        --config | --format | --scope | --min-valid | --login-hint | --cookies-from | --provider | --url)
+        --config | --format | --scope | --min-valid | --login-hint | --cookies-from | --provider | --url | --claims)
             ((i++)) ;;
         -*) ;;
         *)
@@ -62,7 +62,7 @@ _tokenbroker() {
     --kube-token) _tokenbroker_reply $'access\nid' "$cur"; return ;;
     --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;
     --via) _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"; return ;;
-    --scope | --min-valid | --login-hint | --passphrase-fd | --url) return ;;
+    --scope | --min-valid | --login-hint | --passphrase-fd | --url | --claims) return ;;
     esac
 
     if [[ -z $cmd ]]; then
@@ -96,7 +96,7 @@ _tokenbroker() {
         options="--" ;;
     token)
         if [[ -z $sub ]]; then _tokenbroker_reply "get" "$cur"; return; fi
-        options="--scope --min-valid --force-refresh --format --json"
+        options="--scope --min-valid --force-refresh --claims --format --json"
         ((nargs == 1)) && accounts=1 ;;
     account)
         case $sub in

@@ -13,7 +13,7 @@ function __tokenbroker_words
             continue
         end
         switch $t
-            case --config --format --scope --min-valid --login-hint --cookies-from --provider
+            case --config --format --scope --min-valid --login-hint --cookies-from --provider --url --claims
                 set skip 1
             case '-*'
             case '*'
@@ -102,6 +102,7 @@ complete -c tokenbroker -n '__tokenbroker_at token' -a get -d 'print a valid acc
 complete -c tokenbroker -n '__tokenbroker_in token' -l scope -x -d 'request these scopes'
 complete -c tokenbroker -n '__tokenbroker_in token' -l min-valid -x -d 'seconds the token must stay valid'
 complete -c tokenbroker -n '__tokenbroker_in token' -l force-refresh -d 'refresh even if still valid'
+complete -c tokenbroker -n '__tokenbroker_in token' -l claims -x -d 'claims of an insufficient_claims challenge'
 complete -c tokenbroker -n '__tokenbroker_in token' -l format -x -a 'token header json env cookiejar exec-credential' -d 'output format'
 complete -c tokenbroker -n '__tokenbroker_in token version accounts status' -l json -d 'print JSON'
 complete -c tokenbroker -n '__tokenbroker_in status' -l url -x -d 'which rule, account and helpers serve this URL'

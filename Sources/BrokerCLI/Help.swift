@@ -42,7 +42,7 @@ enum Help {
 
   private static let usages: [String: String] = [
     "login": "usage: tokenbroker login ACCOUNT [--scope S]... [--device-code | --browser] [--no-open] [--login-hint H] [--cookies-from FILE]",
-    "token": "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--format token|header|json|env|exec-credential|cookiejar]",
+    "token": "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--claims C] [--format token|header|json|env|exec-credential|cookiejar]",
     "logout": "usage: tokenbroker logout ACCOUNT | --all",
     "revoke": "usage: tokenbroker revoke ACCOUNT",
     "accounts": "usage: tokenbroker accounts [--json | --names]",
@@ -85,6 +85,8 @@ enum Help {
         --scope S          request these scopes instead of the account's (repeatable)
         --min-valid N      the token must stay valid at least N more seconds
         --force-refresh    refresh even if the cached token is still valid
+        --claims C         the claims of a resource's insufficient_claims challenge (JSON or
+                           base64): a new token is asked for with them, never the cached one
         --format F         token (default), header, json, env, exec-credential; cookie
                            accounts (sharepoint mode = cookie or imported-cookies): token
                            (name=value pairs), header (Cookie:), json, cookiejar (Netscape file)

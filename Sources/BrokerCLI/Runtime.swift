@@ -73,6 +73,17 @@ final class Runtime {
       diagnostics: diagnostics, service: tokenService)
   }
 
+  /// A token asked for with a resource's claims challenge (`wwwauth[]`, `token get --claims`):
+  /// always refreshed with them (`TokenService.accessToken(…claims:)`), never from a cache. Inside
+  /// the agent its memory of the account is dropped first, so the next plain request reads the
+  /// store, which then holds the new token.
+  func accessToken(account: String, scopes: ScopeSet?, claims: String) async throws -> IssuedToken {
+    diagnostics.note("a claims challenge came for '\(account)': refreshing with its claims")
+    await context.agent?.cache.drop(account: account)
+    return try await tokenService().accessToken(
+      account: account, scopes: scopes, minValid: nil, forceRefresh: true, claims: claims)
+  }
+
   /// git `erase` of a token we handed out: dropped from the store and from the agent's memory.
   func eraseHandedOut(account: String, token: Secret) async throws -> Bool {
     try await tokenSource.eraseHandedOut(

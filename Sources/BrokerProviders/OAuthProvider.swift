@@ -33,6 +33,11 @@ public protocol OAuthProvider: Sendable {
   ///   refresh token stays good); `.unavailable` after retries; `.rejected` for config problems.
   func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant
 
+  /// As `refresh(_:scopes:clientID:)`, asking for the token with `claims` (a resource's claims
+  /// challenge, RFC 6750 §3 `insufficient_claims`: a JSON object, OpenID Connect Core §5.5) where
+  /// the provider takes them (Entra: `claims` on the token request); the default ignores them.
+  func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?, claims: String?) async throws -> TokenGrant
+
   /// Holds a refresh reply's ID token, when it has one, to the sign-in that `signedIn` records
   /// (OpenID Connect Core §12.2). Called after the rotated refresh token is stored and before the
   /// access token is handed out. Default: nothing to check.
@@ -76,6 +81,15 @@ public enum RevocationOutcome: Sendable, Equatable {
   case alreadyInvalid
   /// The provider has no revocation endpoint.
   case noEndpoint
+}
+
+extension OAuthProvider {
+  /// Claims are not sent: the provider takes none.
+  public func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?, claims: String?) async throws
+    -> TokenGrant
+  {
+    try await refresh(refreshToken, scopes: scopes, clientID: clientID)
+  }
 }
 
 extension OAuthProvider {

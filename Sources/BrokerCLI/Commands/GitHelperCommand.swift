@@ -39,8 +39,16 @@ enum GitHelperCommand {
     }
     runtime.verbose("'\(target.place)' is served by account '\(match.account.name)' (\(match.rule))")
     try target.requireSecureProtocol()
-    let token = try await runtime.accessToken(
-      account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
+    let challenges = request.values("wwwauth").flatMap(BearerChallenge.parse)
+    try await checkTenant(challenges, match: match, target: target, runtime: runtime)
+    let claims = challenges.lazy.compactMap(\.claims).first
+    let token =
+      if let claims {
+        try await runtime.accessToken(account: match.account.name, scopes: ScopeSet(match.scopes), claims: claims)
+      } else {
+        try await runtime.accessToken(
+          account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
+      }
     var reply: [CredentialField] = []
     if request.values("capability").contains("authtype") {
       reply = [
@@ -53,8 +61,28 @@ enum GitHelperCommand {
     }
     reply.append(CredentialField("password_expiry_utc", String(token.expiresOn)))
     runtime.context.writeOutput(String(decoding: try CredentialCodec.encode(reply), as: UTF8.self))
-    runtime.answerIsPure()
+    if claims == nil { runtime.answerIsPure() }  // a claims challenge is answered by a new token each time
     return .success
+  }
+
+  /// `wwwauth[]` naming a tenant (Azure DevOps: `Bearer authorization_uri=…/TENANT`) that is not
+  /// the serving azure account's (recorded at sign-in, else its configured GUID): refused, exit
+  /// 3, naming the group that would bind the path to an account of that tenant, before any
+  /// refresh (a token of the wrong tenant would only be refused again: bug-cases-3.md X13).
+  private static func checkTenant(
+    _ challenges: [BearerChallenge], match: HostMatch, target: GitTarget, runtime: Runtime
+  ) async throws {
+    guard match.account.provider == .azure, let wanted = challenges.lazy.compactMap(\.tenant).first else { return }
+    let name = match.account.name
+    guard let own = try await runtime.tokenService().signedInTenant(account: name), own != wanted else {
+      runtime.verbose("the server asks for tenant \(wanted), which is account '\(name)''s (or unknown)")
+      return
+    }
+    let org = target.path.flatMap { $0.split(separator: "/").first }.map(String.init) ?? "ORG"
+    throw HelperError(
+      status: .signInRequired,
+      description: "\(target.place) wants tenant \(wanted); account '\(name)' is in \(own); bind it with "
+        + "[host \(target.host)/\(org)] to an azure account of tenant \(wanted) (README: Several organisations on one host)")
   }
 
   /// Drops the access token git reports as failed, if it is one we handed out; never a refresh

@@ -10,7 +10,7 @@ enum TokenCommand {
       throw UsageError(args.first.map { "unknown subcommand 'token \($0)'" } ?? "missing subcommand (get)", usage: usage)
     }
     let a = try Arguments(
-      Array(args.dropFirst()), valued: ["scope", "min-valid", "format"], flags: ["force-refresh", "json"], usage: usage)
+      Array(args.dropFirst()), valued: ["scope", "min-valid", "format", "claims"], flags: ["force-refresh", "json"], usage: usage)
     let account = try a.expectPositionals(["ACCOUNT"])[0]
     let formatName = a.flag("json") ? "json" : (a.value("format") ?? "token")
     guard let format = TokenFormat(rawValue: formatName) else {
@@ -30,11 +30,24 @@ enum TokenCommand {
     let scopes = a.values("scope").flatMap(ScopeSet.split)
     // kube-token = id: kube-apiserver's OIDC authenticator validates the ID token, not the access token.
     let kubeID = try format == .execCredential && runtime.config().account(named: account)?.kubeToken == .id
-    let token = try await runtime.accessToken(
-      account: account, scopes: scopes.isEmpty ? nil : ScopeSet(scopes), minValid: try a.seconds("min-valid"),
-      forceRefresh: a.flag("force-refresh"), kind: kubeID ? .idToken : .accessToken)
+    let requested = scopes.isEmpty ? nil : ScopeSet(scopes)
+    // --claims: a claims challenge a script got from a resource (base64 or JSON), as in wwwauth[].
+    let claims = try a.value("claims").map { value in
+      guard let json = BearerChallenge(parameters: ["error": "insufficient_claims", "claims": value]).claims else {
+        throw UsageError("--claims must be a JSON object or its base64 (the claims of an insufficient_claims challenge)", usage: usage)
+      }
+      return json
+    }
+    let token =
+      if let claims {
+        try await runtime.accessToken(account: account, scopes: requested, claims: claims)
+      } else {
+        try await runtime.accessToken(
+          account: account, scopes: requested, minValid: try a.seconds("min-valid"), forceRefresh: a.flag("force-refresh"),
+          kind: kubeID ? .idToken : .accessToken)
+      }
     runtime.context.writeOutput(format.render(token, execCredential: execVersion))
-    runtime.answerIsPure()  // absolute times only (expires_on, expirationTimestamp)
+    if claims == nil { runtime.answerIsPure() }  // absolute times only (expires_on, expirationTimestamp)
     return .success
   }
 }

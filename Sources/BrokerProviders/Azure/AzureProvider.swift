@@ -45,7 +45,14 @@ public struct AzureProvider: OAuthProvider {
 
   /// `grant_type=refresh_token` at `…/token` (protocols.md §2.4), as `clientID` (nil: `client-id`).
   public func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
-    try await AzureRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes, clientID: clientID)
+    try await AzureRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes, clientID: clientID, claims: nil)
+  }
+
+  /// The same with `claims` (a claims challenge, JSON) on the request (Entra: `claims`).
+  public func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?, claims: String?) async throws
+    -> TokenGrant
+  {
+    try await AzureRefreshFlow(provider: self).refresh(refreshToken, scopes: scopes, clientID: clientID, claims: claims)
   }
 
   /// `http://localhost:PORT/`: the portal accepts `localhost` only (protocols.md §2.9).

@@ -8,11 +8,13 @@ struct AzureRefreshFlow: Sendable {
   ///   `ProviderError.stepUpRequired` (an interactive step is needed; the token stays good),
   ///   `.unavailable` (after retries, or a malformed reply), `.rejected` (config problems).
   /// - Parameter clientID: the client that obtained the token; nil: the account's `client-id`.
-  func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?) async throws -> TokenGrant {
-    let fields = [
+  /// - Parameter claims: a claims challenge (JSON) to send as `claims`, or nil.
+  func refresh(_ refreshToken: Secret, scopes: ScopeSet, clientID: String?, claims: String?) async throws -> TokenGrant {
+    var fields = [
       ("grant_type", "refresh_token"), ("refresh_token", refreshToken.revealed),
       ("scope", AzureScopes.wire(scopes, signIn: false)),
     ]
+    if let claims { fields.append(("claims", claims)) }
     let account = provider.account.name
     let host = provider.tokenHost
     return try await provider.client.grant(

@@ -21,11 +21,17 @@ extension TokenService {
   ///   token rejected: then deleted if unchanged, with the account's access tokens; or an
   ///   interactive step needed), `.unavailable`, `.rejected`, `.unsupported`; `StoreError` (a
   ///   failure to store a rotated refresh token propagates).
+  ///   - claims: a resource's claims challenge (JSON; interface.md §4 `wwwauth[]`, `token get
+  ///     --claims`): the token is refreshed with them, never taken from the cache; a refusal is
+  ///     `ProviderError.signInRequired`/`.stepUpRequired` (exit 3), the refresh token kept.
   public func accessToken(
-    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind = .accessToken
+    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind = .accessToken,
+    claims: String? = nil
   ) async throws -> IssuedToken {
-    try await accessTokenAndSource(account: name, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, kind: kind)
-      .token
+    try await accessTokenAndSource(
+      account: name, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh || claims != nil, kind: kind,
+      claims: claims
+    ).token
   }
 
   /// `accessToken(account:scopes:minValid:forceRefresh:)`, saying whether the token is the one the
@@ -33,7 +39,8 @@ extension TokenService {
   /// another process meanwhile: a retry after a refused cached token is worth it, after a fresh
   /// one not (the SharePoint cookie exchange).
   func accessTokenAndSource(
-    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind = .accessToken
+    account name: String, scopes: ScopeSet?, minValid: Int?, forceRefresh: Bool, kind: CredentialKind = .accessToken,
+    claims: String? = nil
   ) async throws -> (token: IssuedToken, fromCache: Bool) {
     let account = try config.requireAccount(name)
     if account.provider == .sharepoint {
@@ -73,7 +80,8 @@ extension TokenService {
       diagnostics.note("took the refresh lock of '\(name)' after \(Diagnostics.milliseconds(since: waiting)) ms")
       // Another process may have refreshed while this one waited for the lock: its token is as
       // fresh as this refresh would make one (also for --force-refresh, whose own token it replaces).
-      if let stored = try await loadAccessRecord(name, requested), left(stored) >= needed(stored),
+      // A claims challenge needs a token asked for with those claims: never another one.
+      if claims == nil, let stored = try await loadAccessRecord(name, requested), left(stored) >= needed(stored),
         !forceRefresh || stored.accessToken != before?.accessToken
       {
         diagnostics.note("another process refreshed \(what) meanwhile; using its token (\(left(stored)) s left)")
@@ -84,7 +92,7 @@ extension TokenService {
       let token: IssuedToken
       do {
         token = try await refreshLocked(
-          provider, account: account, requested: requested, firstForScopes: before == nil, kind: kind)
+          provider, account: account, requested: requested, firstForScopes: before == nil, kind: kind, claims: claims)
       } catch ProviderError.throttled(let account, let host, let seconds, let reason) {
         diagnostics.note("holding back the refreshes of '\(name)' for \(seconds) s: \(host) is throttling (\(reason))")
         refreshLock.setHold(RefreshHold(until: time.now + Int64(seconds), host: host, reason: reason), account: name)
@@ -135,7 +143,8 @@ extension TokenService {
   /// - Parameter firstForScopes: no token was cached for `requested` (the first since the sign-in):
   ///   a short lifetime is warned about then.
   private func refreshLocked(
-    _ provider: any OAuthProvider, account: AccountConfig, requested: ScopeSet, firstForScopes: Bool, kind: CredentialKind
+    _ provider: any OAuthProvider, account: AccountConfig, requested: ScopeSet, firstForScopes: Bool, kind: CredentialKind,
+    claims: String? = nil
   ) async throws -> IssuedToken {
     let name = account.name
     var attempts = 0
@@ -144,7 +153,8 @@ extension TokenService {
       guard let record = try await loadRefreshRecord(name) else {
         throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
       }
-      let (grant, used) = try await refreshHandlingRejection(provider, record, account: account, scopes: requested)
+      let (grant, used) = try await refreshHandlingRejection(
+        provider, record, account: account, scopes: requested, claims: claims)
       do {
         let identity = try await storeRotated(grant, previous: used, account: account)
         // After the rotated token is stored (the server has already rotated: X04), before any is handed out.
@@ -207,14 +217,19 @@ extension TokenService {
   /// stored a newer one meanwhile, try once more with that.
   /// - Returns: the grant and the record whose token earned it.
   func refreshHandlingRejection(
-    _ provider: any OAuthProvider, _ record: RefreshTokenRecord, account: AccountConfig, scopes: ScopeSet
+    _ provider: any OAuthProvider, _ record: RefreshTokenRecord, account: AccountConfig, scopes: ScopeSet,
+    claims: String? = nil
   ) async throws -> (TokenGrant, RefreshTokenRecord) {
     var current = record
     var triesLeft = 2
     while true {
       triesLeft -= 1
       do {
-        return (try await provider.refresh(current.refreshToken, scopes: scopes, clientID: current.clientID), current)
+        let grant =
+          claims == nil
+          ? try await provider.refresh(current.refreshToken, scopes: scopes, clientID: current.clientID)
+          : try await provider.refresh(current.refreshToken, scopes: scopes, clientID: current.clientID, claims: claims)
+        return (grant, current)
       } catch let rejected as RefreshTokenRejected {
         guard let stored = try await loadRefreshRecord(account.name) else { throw rejected.providerError }
         if stored.refreshToken == current.refreshToken {
