@@ -38,11 +38,12 @@ PYTHON ?= python3
 # curl, openssl for the emulator's certificates, and python3-dbus/gi for the fake Secret Service;
 # mandoc (man page lint), man-db, bash-completion, zsh and fish (each completion script in its
 # shell), python3-kubernetes (a real exec-plugin client for --format exec-credential), glewlwyd
-# (a real OpenID Provider for the provider = oidc tests; they start their own on loopback);
+# (a real OpenID Provider for the provider = oidc tests; they start their own on loopback), nginx
+# (a real rate-limiting front, limit_req answering 429, before django-oauth-toolkit from PyPI);
 # dpkg-dev and lintian for make deb (dpkg-shlibdeps, dpkg-gencontrol, Debian's package checks).
 DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev libqrencode-dev libsodium-dev rclone gnome-keyring dbus libsecret-tools \
        libglib2.0-bin git openssl curl python3 python3-dbus python3-gi python3-venv \
-       mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd dpkg-dev lintian
+       mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd nginx dpkg-dev lintian
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps install uninstall deb deb-check demo check unit integration fidelity clean

@@ -1,5 +1,6 @@
 """One Python virtual environment per test run with the real SDKs from PyPI (azure-identity,
-google-auth, requests, msal), for the tests that run them under `tokenbroker exec`.
+google-auth, requests, msal), for the tests that run them under `tokenbroker exec`; and others
+like it by name (`venv_python`: django-oauth-toolkit for test_oidc_django_oauth_toolkit.py).
 
 `TOKENBROKER_SDK_VENV` names a venv directory to use and keep (scripts/check makes one per run and
 shares it with Tests/Emulator/check_fidelity.sh); without it, one is made in a temporary directory
@@ -16,35 +17,44 @@ import tempfile
 import unittest
 
 PACKAGES = ["azure-identity", "google-auth", "requests", "msal"]
-_python = None
-_failure = None
+_pythons = {}
+_failures = {}
 
 
 def sdk_python():
     """The venv's python with PACKAGES installed; raises unittest.SkipTest when PyPI fails."""
-    global _python, _failure
-    if _python:
-        return _python
-    if _failure:
-        raise unittest.SkipTest(_failure)
+    return venv_python("sdk", PACKAGES)
+
+
+def venv_python(name, packages):
+    """The python of venv `name` with `packages` installed (pip requirement strings): the "sdk" one
+    is TOKENBROKER_SDK_VENV, another is made beside it as `venv-NAME`, or in a temporary directory
+    without it. Raises unittest.SkipTest, once loudly, when PyPI fails."""
+    if name in _pythons:
+        return _pythons[name]
+    if name in _failures:
+        raise unittest.SkipTest(_failures[name])
     venv = os.environ.get("TOKENBROKER_SDK_VENV")
+    if venv and name != "sdk":
+        venv = venv.rstrip("/") + "-" + name
     if not venv:
-        work = tempfile.mkdtemp(prefix="tb-sdk-venv-")
+        work = tempfile.mkdtemp(prefix="tb-%s-venv-" % name)
         atexit.register(shutil.rmtree, work, True)
         venv = os.path.join(work, "venv")
     python = os.path.join(venv, "bin", "python")
     try:
         if not os.path.exists(python):
             subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True, timeout=120)
-        r = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + PACKAGES,
+        r = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + packages,
                            capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "pip failed")
     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-        _failure = "cannot install %s from PyPI (%s): the SDK tests did not run" % (" ".join(PACKAGES), e)
-        print("SKIP: " + _failure, file=sys.stderr, flush=True)
-        raise unittest.SkipTest(_failure)
-    _python = python
+        _failures[name] = "cannot install %s from PyPI (%s): the tests that need it did not run" % (
+            " ".join(packages), e)
+        print("SKIP: " + _failures[name], file=sys.stderr, flush=True)
+        raise unittest.SkipTest(_failures[name])
+    _pythons[name] = python
     return python
 
 
