@@ -56,7 +56,7 @@ public struct Diagnostics: Sendable {
 /// status and duration. Headers and bodies, where the secrets travel, are never looked at.
 public struct DiagnosedTransport: HTTPTransport {
   let base: any HTTPTransport
-  let diagnostics: Diagnostics
+  public let diagnostics: Diagnostics
 
   public init(_ base: any HTTPTransport, diagnostics: Diagnostics) {
     self.base = base

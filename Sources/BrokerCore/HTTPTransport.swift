@@ -126,6 +126,13 @@ public protocol HTTPTransport: Sendable {
   /// Sends `request` and returns the response, whatever its status.
   /// - Throws: `HTTPError` when no HTTP response was received.
   func send(_ request: HTTPRequest) async throws -> HTTPResponse
+  /// Where callers note what only they can judge safe to show (`--verbose`): off unless the
+  /// transport is a `DiagnosedTransport`.
+  var diagnostics: Diagnostics { get }
+}
+
+extension HTTPTransport {
+  public var diagnostics: Diagnostics { .off }
 }
 
 /// `application/x-www-form-urlencoded` encoding (WHATWG URL §5.2).

@@ -420,6 +420,26 @@ class FaultTest(EmulatorTest):
         status, body = self.client.token(grant_type="refresh_token", refresh_token=rt, scope=SCOPE, headers=basic)
         self.assertEqual((status, body["error_codes"]), (401, [700025]))
 
+    def test_an_html_fault_serves_the_page_it_is_given(self):
+        """X06: an html fault with `body` answers that page as text/html, with its status."""
+        self.emu.add_fault("html", endpoint="token", status=200, body="<html><p>Zscaler \x1b[31m</p></html>")
+        status, headers, text = self.client.request("/common/oauth2/v2.0/token", form={})
+        self.assertEqual((status, headers["Content-Type"].split(";")[0]), (200, "text/html"))
+        self.assertEqual(text, "<html><p>Zscaler \x1b[31m</p></html>")
+
+    def test_public_device_clients_refuse_a_secret_at_the_device_endpoint(self):
+        """X05: a `public_device_clients` entry asking for a device code with a secret (Basic or
+        `client_secret`) gets 403 unauthorized_client, as Auth0 answers; without one, a code."""
+        self.emu.configure(public_device_clients=[CLIENT])
+        basic = {"Authorization": "Basic " + base64.b64encode(f"{CLIENT}:S3CR3T".encode()).decode()}
+        for form, headers in (({"scope": SCOPE}, basic), ({"scope": SCOPE, "client_id": CLIENT,
+                                                            "client_secret": "S3CR3T"}, {})):
+            status, body = self.client.post("/organizations/oauth2/v2.0/devicecode", form, headers)
+            self.assertEqual((status, body["error"]), (403, "unauthorized_client"))
+        status, body = self.client.post("/organizations/oauth2/v2.0/devicecode", {"scope": SCOPE, "client_id": CLIENT})
+        self.assertEqual(status, 200, body)
+        self.assertIn("device_code", body)
+
     def test_request_loop_and_extra_headers(self):
         """X07: Entra's AADSTS50196 throttle body, and any header on a faulty answer (an
         HTTP-date `Retry-After`, Okta's `X-Rate-Limit-Reset`)."""

@@ -6,12 +6,13 @@ Bug cases (reference/bug-cases.md): B12 (terminal invalid_grant: exit 3 at once,
 B29 (no secret in any message, also with --verbose); interface.md §6 (what is deleted when).
 Access tokens live 200 s here (< refresh-margin 300), so every `token get` refreshes.
 """
+import base64
 import json
 import socket
 import threading
 import unittest
 
-from flows import GIT_GET, FlowTestCase
+from flows import GIT_GET, BrowserFlows, FlowTestCase
 
 LOGIN_HINT = b"tokenbroker login work"
 
@@ -187,6 +188,35 @@ class RefreshFailureTest(FlowTestCase):
         self.assertNotIn(b"<", r.stderr)
         self.assertEqual(self.stored_refresh_token(), self.rt)
 
+    def test_X06_verbose_adds_one_neutralised_line_of_the_page(self):
+        """X06 step 1, `--verbose`: the 200 HTML page (with terminal escapes, a bell, the refresh
+        token echoed back and 3 KB of text) adds exactly one line: the page's text without tags,
+        control characters or the token, at most 160 characters; the error line is unchanged."""
+        page = ("<html>\r\n<head><title>Zscaler</title></head>\r\n<body>\x1b[2J\x1b]0;pwned\x07"
+                "<h1>Internet Security by Zscaler</h1>\r\n<p>Your request for refresh_token=%s was held."
+                "</p>\n<p>%s</p></body></html>" % (self.rt, "lorem ipsum " * 250))
+        self.emu.add_fault("html", "token", status=200, body=page)
+        r = self.token_get("--verbose", timeout=60)
+        self.assertEqual(r.returncode, 4, r.stderr)
+        lines = r.stderr.decode().splitlines()
+        body = [line for line in lines if "reply body from" in line]
+        self.assertEqual(len(body), 1, lines)
+        text = body[0].split("): ", 1)[1]
+        # The escapes lose their ESC and BEL (what makes them act), so what is left is inert text.
+        self.assertTrue(text.startswith("Zscaler "), text)
+        self.assertIn("Internet Security by Zscaler Your request for refresh_token=<redacted> was held.", text)
+        self.assertLessEqual(len(text), 161)
+        self.assertNotIn(self.rt, body[0])
+        self.assertFalse(any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in r.stderr.decode()), r.stderr)
+        self.assertNotIn("<", body[0])
+        self.assertIn("unexpected reply from", lines[-1])
+        self.assertEqual(self.stored_refresh_token(), self.rt)
+        self.assert_no_secret_leak(r)
+        self.emu.add_fault("html", "token", status=200, body=page)
+        r = self.token_get(timeout=60)
+        self.assertNotIn(b"reply body", r.stderr)
+        self.assertNotIn(b"Zscaler", r.stderr)
+
     def test_X06_redirects_on_the_token_post_are_never_followed(self):
         """X06 step 2: 302, 307 and 308 to another loopback port (a gateway): none is followed,
         the gateway sees no connection at all (so no refresh token), exit 4 naming the
@@ -295,13 +325,14 @@ class RefreshFailureTest(FlowTestCase):
 
 
 
-class ClientIdentityTest(FlowTestCase):
+class ClientIdentityTest(BrowserFlows, FlowTestCase):
     """X05: the client that obtained a refresh token refreshes it, and a client the server
     refuses (`invalid_client`) is a configuration problem, never a dead token. `provider = oidc`
     at the emulator's tenant issuer, with `web` a confidential client (emulator option
     `confidential_clients`)."""
     emulator_options = {"device_code_interval": 1, "access_token_lifetime": 200,
-                        "confidential_clients": {"web": "S3CR3T"}}
+                        "confidential_clients": {"web": "S3CR3T"}, "public_device_clients": ["cli"],
+                        "auto_consent": True}
 
     def acme_config(self, secret):
         issuer = "%s/%s/v2.0" % (self.emu.base_url, self.emu.options.tenant_id)
@@ -339,6 +370,57 @@ scopes = openid profile offline_access
         self.assertNotIn("client_secret", refresh["form"])
         self.assertNotIn("authorization", {k.lower() for k in refresh["headers"]})
         self.assert_no_secret_leak(r, t)
+
+    @staticmethod
+    def basic_client(request):
+        """The client id of a request's HTTP Basic authentication, else None."""
+        auth = {k.lower(): v for k, v in request["headers"].items()}.get("authorization", "")
+        if not auth.lower().startswith("basic "):
+            return None
+        return base64.b64decode(auth[6:]).decode().partition(":")[0]
+
+    def test_X05_browser_sign_in_as_web_replaces_the_device_token_and_refreshes_as_web(self):
+        """X05 step 3: after a device sign-in as `cli`, `login --browser`: the code exchange and
+        the later refreshes authenticate as `web` with Basic (no client_secret in the body); the
+        refresh-token item is replaced by `web`'s."""
+        self.acme_config("S3CR3T")
+        with open(self.config_path, "a") as f:
+            f.write("device-client-id = cli\ndevice-client-secret =\n")
+        self.assertEqual(self.login_and_approve("acme").returncode, 0)
+        device_rt = self.stored_refresh_token("acme")
+        r, _ = self.browser_login("acme")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        [item] = self.items_of_kind("refresh-token", "acme")
+        record = json.loads(item["secret"])
+        self.assertNotEqual(record["refresh_token"], device_rt)
+        self.assertIn(record.get("client_id"), ("web", None))
+        [redeem] = self.emu.requests(grant_type="authorization_code")
+        self.assertEqual(self.basic_client(redeem), "web")
+        self.assertNotIn("client_secret", redeem["form"])
+        t = self.run_broker("token", "get", "acme", "--scope", "https://graph.microsoft.com/User.Read", timeout=60)
+        self.assertEqual(t.returncode, 0, t.stderr)
+        refresh = self.refresh_requests()[-1]
+        self.assertEqual(refresh["form"]["refresh_token"], record["refresh_token"])
+        self.assertEqual(self.basic_client(refresh), "web")
+        self.assertNotIn("client_secret", refresh["form"])
+        self.assert_no_secret_leak(r, t, extra=["S3CR3T"])
+
+    def test_X05_a_device_request_with_a_secret_refused_403_is_exit_6_naming_the_device_client(self):
+        """X05 step 4: `device-client-secret = S3CR3T` for the public `cli`: the server answers the
+        device request 403 unauthorized_client (Auth0's answer); `login` exits 6 with one line
+        naming `cli` and suggesting an empty `device-client-secret`; nothing stored."""
+        self.acme_config("S3CR3T")
+        with open(self.config_path, "a") as f:
+            f.write("device-client-id = cli\ndevice-client-secret = S3CR3T\n")
+        r = self.run_broker("login", "acme", "--device-code", timeout=60)
+        self.assertEqual(r.returncode, 6, r.stderr)
+        lines = r.stderr.decode().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("unauthorized_client", lines[0])
+        self.assertIn("device client 'cli'", lines[0])
+        self.assertIn("empty device-client-secret", lines[0])
+        self.assertNotIn("S3CR3T", lines[0])
+        self.assertEqual(self.items_of_kind("refresh-token", "acme"), [])
 
     def test_X05_invalid_client_on_refresh_is_exit_64_and_deletes_nothing(self):
         """X05 step 5: the admin rotated `web`'s secret: the refresh is answered 401

@@ -21,6 +21,33 @@ enum Redaction {
     return out
   }
 
+  /// One line of a reply body that is not the server's JSON (a proxy's page), for `--verbose`
+  /// (bug-cases-3.md X06 step 1): the first 4 KiB as UTF-8 (invalid bytes replaced), HTML tags
+  /// dropped, every run of whitespace or control characters one space, then `firstLine` (secrets
+  /// and token-like runs redacted, at most `limit` characters).
+  static func bodyLine(_ body: [UInt8], redacting secrets: [String], limit: Int = 160) -> String {
+    var text = ""
+    var inTag = false
+    var space = false
+    for scalar in String(decoding: body.prefix(4096), as: UTF8.self).unicodeScalars {
+      if inTag {
+        inTag = scalar != ">"
+        continue
+      }
+      if scalar == "<" {
+        inTag = true
+        space = true
+      } else if scalar.properties.isWhitespace || scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+        space = true
+      } else {
+        if space && !text.isEmpty { text.append(" ") }
+        space = false
+        text.unicodeScalars.append(scalar)
+      }
+    }
+    return firstLine(text, redacting: secrets, limit: limit)
+  }
+
   /// Replaces runs of `[A-Za-z0-9-_.~+/=]` of `tokenRunLength` or more characters (JWTs, opaque
   /// tokens) by `<redacted>`.
   static func redactTokenRuns(_ text: String) -> String {

@@ -111,6 +111,7 @@ struct TokenEndpointClient: Sendable {
       if let oauth { return .reply(.error(oauth)) }
       // Whatever the Content-Type says (text/plain JSON is accepted), the body decides.
       if expectsJSON && !response.body.isEmpty && JSONText.decode(JSONObjectProbe.self, bytes: response.body) == nil {
+        noteBody(response, host: host, secrets: secrets)
         return .stray(status: status, error: Self.unexpectedReply(host: host, status: status, contentType: contentType))
       }
       return .reply(.success(response.body))
@@ -127,7 +128,16 @@ struct TokenEndpointClient: Sendable {
     if status == 400 || status == 401 {
       return .failed(.refusedWithoutReason(account: account, host: host, status: status))  // interface.md §6
     }
+    noteBody(response, host: host, secrets: secrets)
     return .stray(status: status, error: Self.unexpectedReply(host: host, status: status, contentType: contentType))
+  }
+
+  /// `--verbose`: one neutralised line of a body that is not the server's JSON (`Redaction.bodyLine`).
+  func noteBody(_ response: HTTPResponse, host: String, secrets: [String]) {
+    guard !response.body.isEmpty else { return }
+    transport.diagnostics.note(
+      "reply body from \(host) (HTTP \(response.status), \(response.body.count) bytes): "
+        + Redaction.bodyLine(response.body, redacting: secrets))
   }
 
   /// `Retry-After` in seconds (RFC 9110 §10.2.3), capped; nil when absent or an HTTP date.

@@ -11,6 +11,24 @@ enum OIDCErrors {
     return .loginFailed(account: account, reason: "\(host) refused it (\(reply.summary)); \(hint(reply.error, host: host))")
   }
 
+  /// `signInError` for a device authorization request that carried a secret: `unauthorized_client`
+  /// (Auth0 answers 403 so "the moment a client_secret is added") or `invalid_client` (Entra's
+  /// AADSTS700025 "Client is public") is most often a public device client given a secret, so the
+  /// sign-in did not complete (exit 6) naming that client and the empty `device-client-secret`
+  /// that makes it public (RFC 8628 §5.6; bug-cases-3.md X05 step 4).
+  static func deviceSignInError(_ reply: OAuthErrorReply, account: String, host: String, deviceClientID: String)
+    -> ProviderError
+  {
+    guard ["unauthorized_client", "invalid_client"].contains(reply.error) else {
+      return signInError(reply, account: account, host: host)
+    }
+    return .loginFailed(
+      account: account,
+      reason: "\(host) refused the device client '\(deviceClientID)' with its secret (\(reply.summary)); device "
+        + "clients are usually public: set an empty device-client-secret ('device-client-secret =') in [account "
+        + "\(account)], or check the secret registered for '\(deviceClientID)' at \(host)")
+  }
+
   static func hint(_ error: String, host: String) -> String {
     switch error {
     case "invalid_client":

@@ -58,10 +58,14 @@ public struct OIDCProvider: OAuthProvider {
     let id = account.deviceClientID ?? clientID
     let account = self.account.name
     let host = TokenEndpointClient.host(of: url)
+    let auth = authentication(for: id, methods: metadata.tokenEndpointAuthMethods)
     return try await client.deviceAuthorization(
-      url: url, fields: [("scope", OIDCScopes.wire(scopes, self.account, metadata))],
-      client: authentication(for: id, methods: metadata.tokenEndpointAuthMethods)
-    ) { OIDCErrors.signInError($0, account: account, host: host) }
+      url: url, fields: [("scope", OIDCScopes.wire(scopes, self.account, metadata))], client: auth
+    ) {
+      auth.secret == nil
+        ? OIDCErrors.signInError($0, account: account, host: host)
+        : OIDCErrors.deviceSignInError($0, account: account, host: host, deviceClientID: id)
+    }
   }
 
   public func pollDeviceAuthorization(_ authorization: DeviceAuthorization, scopes: ScopeSet, timeout: Int)

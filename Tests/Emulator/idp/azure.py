@@ -190,6 +190,7 @@ class AzureProvider:
     @_guarded
     def devicecode(self, req, tenant):
         form = req.form
+        self._refuse_authenticated_public_device_client(req)
         client_id = self._client(req)
         dc = self.store.create_device_code(client_id, _scopes(form), tenant)
         uri = self.options.verification_uri or f"{req.base_url}/devicelogin"
@@ -198,6 +199,19 @@ class AzureProvider:
             "expires_in": dc.expires_in, "interval": dc.interval,
             "message": f"To sign in, use a web browser to open the page {uri} and enter the "
                        f"code {dc.user_code} to authenticate."}, 200, NO_STORE)
+
+    def _refuse_authenticated_public_device_client(self, req):
+        """A `public_device_clients` entry presenting a secret: 403 unauthorized_client (Auth0)."""
+        auth = req.headers.get("authorization", "")
+        client_id = req.form.get("client_id")
+        if auth[:6].lower() == "basic ":
+            try:
+                client_id = unquote_plus(base64.b64decode(auth[6:].strip()).decode().partition(":")[0])
+            except ValueError:
+                pass
+        if client_id in (self.options.public_device_clients or ()) and (
+                auth[:6].lower() == "basic " or req.form.get("client_secret")):
+            raise AzureError(Refusal("unauthorized_client", None, "Unauthorized", status=403))
 
     # -- token endpoint ------------------------------------------------------------------
 

@@ -21,7 +21,8 @@ class Fault:
     - status: answer `status` (default 503) with a JSON error body, and `Retry-After:
       retry_after` when given.
     - delay: wait `seconds`, then answer normally.
-    - html: a proxy's HTML error page, `text/html`, status default 502.
+    - html: a proxy's HTML error page, `text/html`, status default 502; `body` (a string), when
+      given, is the page instead (a Zscaler-like interstitial, bug-cases-3 X06).
     - invalid_json: `application/json` that does not parse, status default 200.
     - drop: close the connection without a reply.
     - empty: `status` (default 400) with an empty `text/plain` body and no OAuth error.
@@ -78,7 +79,8 @@ class Fault:
             return DROP
         if self.kind == "html":
             status = self.status or 502
-            return html_response(_PROXY_PAGE.format(status=status), status)
+            return html_response(self.body if isinstance(self.body, str) else _PROXY_PAGE.format(status=status),
+                                 status)
         if self.kind == "redirect":
             page = f'<html><body>Moved: <a href="{self.location}">here</a></body></html>'
             return Response(self.status or 302, page.encode(), "text/html; charset=utf-8",

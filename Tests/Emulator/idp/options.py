@@ -49,6 +49,7 @@ class Options:
     tenant_id: str = DEFAULT_TENANT_ID
     google_iss_without_scheme: bool = False
     confidential_clients: dict | None = None
+    public_device_clients: list | None = None
     google_projects: dict | None = None
     azure_jwt_access_tokens: bool = False
 
