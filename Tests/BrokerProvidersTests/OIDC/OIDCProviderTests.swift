@@ -147,6 +147,21 @@ import Testing
     }
   }
 
+  /// X05 step 4: a device request with a secret refused as `unauthorized_client` (Auth0's 403) is a
+  /// sign-in that did not complete, naming the device client and the empty `device-client-secret`;
+  /// other errors keep `signInError`'s wording.
+  @Test func test_X05_aRefusedDeviceSecretNamesTheDeviceClientAndTheFix() throws {
+    let reply = try #require(OAuthErrorReply.parse(Array(#"{"error":"unauthorized_client"}"#.utf8), status: 403, secrets: []))
+    let error = OIDCErrors.deviceSignInError(reply, account: "acme", host: "idp.example.test", deviceClientID: "cli")
+    guard case .loginFailed(let account, let reason) = error else { Issue.record("got \(error)"); return }
+    #expect(account == "acme")
+    #expect(reason.contains("device client 'cli'") && reason.contains("empty device-client-secret"))
+    let scope = try #require(OAuthErrorReply.parse(Array(#"{"error":"invalid_scope"}"#.utf8), status: 400, secrets: []))
+    #expect(
+      OIDCErrors.deviceSignInError(scope, account: "acme", host: "h", deviceClientID: "cli")
+        == OIDCErrors.signInError(scope, account: "acme", host: "h"))
+  }
+
   /// X05 step 5: `invalid_client` on a refresh (a rotated secret) is the client's problem: it
   /// names the client that refreshed (the one that obtained the token) and its auth method, and is
   /// no `RefreshTokenRejected`, so nothing is deleted.
