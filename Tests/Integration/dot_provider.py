@@ -266,6 +266,14 @@ class DjangoOAuthToolkit:
                 out.append((int(m.group(1)), line))
         return out
 
+    def wait_for_token_requests(self, count, timeout=5):
+        """Waits until nginx has logged `count` token requests (it logs once a reply is sent, so
+        a client can see the reply first); returns the number logged."""
+        deadline = time.time() + timeout
+        while len(self.token_requests()) < count and time.time() < deadline:
+            time.sleep(0.02)
+        return len(self.token_requests())
+
     # --- HTTP
 
     def request(self, method, path, form=None, headers=None, cookie=None):

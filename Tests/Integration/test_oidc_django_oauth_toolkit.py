@@ -289,9 +289,10 @@ hosts = git.corp.test
         self.device_login()
         rt = self.stored()["refresh_token"]
         self.dot.throttle(True)
+        before = len(self.dot.token_requests())
         status, _ = self.dot.token({"grant_type": "refresh_token", "refresh_token": "x", "client_id": DEVICE})
         self.assertEqual(status, 400)  # the minute's one request, spent
-        before = len(self.dot.token_requests())
+        before = self.dot.wait_for_token_requests(before + 1)  # nginx logs once the reply is sent
         t = self.token_get("--force-refresh")
         self.assertEqual(t.returncode, 4, t.stderr)
         self.assertEqual(t.stdout, b"")
@@ -300,11 +301,13 @@ hosts = git.corp.test
         self.assertIn("'127.0.0.1:%d' is throttling requests for 'corp'" % self.dot.port, lines[0])
         self.assertRegex(lines[0], r"try again in [23] s")
         self.assertIn("the sign-in is kept", lines[0])
+        self.dot.wait_for_token_requests(before + 1)
         self.assertEqual([s for s, _ in self.dot.token_requests()[before:]], [429])
         self.assertEqual(self.stored()["refresh_token"], rt)
         for _ in range(5):
             again = self.token_get("--force-refresh")
             self.assertEqual(again.returncode, 4, again.stderr)
+        time.sleep(0.5)
         self.assertEqual(len(self.dot.token_requests()), before + 1, "nothing was sent during the hold")
         self.dot.throttle(False)
         time.sleep(dot_provider.RETRY_AFTER + 0.5)
