@@ -422,6 +422,23 @@ scopes = openid profile offline_access
         self.assertNotIn("S3CR3T", lines[0])
         self.assertEqual(self.items_of_kind("refresh-token", "acme"), [])
 
+    def test_X05_invalid_grant_for_the_device_clients_own_token_still_signs_out(self):
+        """X05 step 6, the contrast: `cli`'s token refreshed as `cli` (no client mismatch) and
+        revoked at the server: invalid_grant for that very token is B12's answer: exit 3 naming
+        `login`, the refresh token deleted."""
+        self.acme_config("S3CR3T")
+        with open(self.config_path, "a") as f:
+            f.write("device-client-id = cli\ndevice-client-secret =\n")
+        self.assertEqual(self.login_and_approve("acme").returncode, 0)
+        rt = self.stored_refresh_token("acme")
+        self.emu.revoke(rt)
+        t = self.run_broker("token", "get", "acme", "--scope", "https://graph.microsoft.com/User.Read", timeout=60)
+        self.assertEqual(t.returncode, 3, t.stderr)
+        self.assertIn(b"tokenbroker login acme", t.stderr)
+        self.assertEqual(self.refresh_requests()[-1]["form"].get("client_id"), "cli")
+        self.assertEqual(self.items_of_kind("refresh-token", "acme"), [])
+        self.assert_no_secret_leak(t)
+
     def test_X05_invalid_client_on_refresh_is_exit_64_and_deletes_nothing(self):
         """X05 step 5: the admin rotated `web`'s secret: the refresh is answered 401
         `invalid_client`: exit 64 naming the client id and the auth method, the refresh token
