@@ -18,6 +18,8 @@ final class AgentConfigCache: Sendable {
   }
   private let last = Mutex<(Snapshot, BrokerConfig, Int)?>(nil)
   private let parses = Atomic<Int>(0)
+  /// The config parsed last, whole or not: what the cached tokens were obtained under.
+  private let previous = Mutex<BrokerConfig?>(nil)
 
   private let read: @Sendable (String, Int) -> [UInt8]?
 
@@ -31,11 +33,23 @@ final class AgentConfigCache: Sendable {
     try current(files: files, explicit: explicit).config
   }
 
+  /// Whose cached tokens a newly parsed config makes stale: tokens come from a store and an
+  /// account's settings, and a token of another store or of an account since redefined must not
+  /// be handed out (a newcomer who switched to `store = encrypted-file` got the keyring's tokens
+  /// from the agent while every other command said "not signed in").
+  enum StaleTokens: Equatable {
+    case none
+    /// `[broker] store` changed: every account's.
+    case all
+    /// These accounts changed or were removed.
+    case accounts([String])
+  }
+
   /// As `config(files:explicit:)`, with a revision that changes whenever the config is parsed
-  /// anew (equal revisions: the same files, byte for byte).
-  func current(files: [String], explicit: Bool) throws -> (config: BrokerConfig, revision: Int) {
+  /// anew (equal revisions: the same files, byte for byte), and the tokens that parse made stale.
+  func current(files: [String], explicit: Bool) throws -> (config: BrokerConfig, revision: Int, stale: StaleTokens) {
     let (snapshot, whole) = self.snapshot(files)
-    if whole, let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot { return (config, revision) }
+    if whole, let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot { return (config, revision, .none) }
     // The very bytes compared are parsed: an edit between two reads cannot pair them with
     // another file's config.
     let raw =
@@ -45,7 +59,20 @@ final class AgentConfigCache: Sendable {
     let config = try ConfigParser.parse(raw)
     let revision = parses.add(1, ordering: .relaxed).newValue
     last.withLock { $0 = whole ? (snapshot, config, revision) : nil }
-    return (config, revision)
+    let before = previous.withLock { kept in
+      defer { kept = config }
+      return kept
+    }
+    return (config, revision, Self.stale(before: before, after: config))
+  }
+
+  static func stale(before: BrokerConfig?, after: BrokerConfig) -> StaleTokens {
+    guard let before else { return .none }
+    if before.settings.store != after.settings.store { return .all }
+    var changed = before.accounts.filter { after.account(named: $0.name) != $0 }.map(\.name)
+    // Tokens derived from a changed account's sign-in (SharePoint `via`) go with it (B20).
+    changed += after.accounts.filter { a in a.via.map(changed.contains) ?? false }.map(\.name)
+    return changed.isEmpty ? .none : .accounts(changed)
   }
 
   /// The config last parsed, with its revision, while `files` still hold exactly the bytes it was

@@ -102,9 +102,14 @@ struct AgentRequestHandler: Sendable {
     var callerView = environment
     for name in AgentProtocol.pathEnvironment { if let value = request.environment[name] { callerView[name] = value } }
     guard BrokerPaths(environment: callerView, uid: getuid()) == paths else { return .notServed }
-    guard let (config, configRevision) = try? configs.current(files: paths.configFiles, explicit: paths.configIsExplicit),
-      config.settings.agent == .auto
+    guard let (config, configRevision, stale) = try? configs.current(files: paths.configFiles, explicit: paths.configIsExplicit)
     else { return .notServed }
+    switch stale {
+    case .none: break
+    case .all: await cache.drop(account: nil)
+    case .accounts(let names): for name in names { await cache.drop(account: name) }
+    }
+    guard config.settings.agent == .auto else { return .notServed }
     for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
     // Kept only for a run that said its answer is pure (`Runtime.answerIsPure`, never verbose).
     if let kept = cache.answer(to: request, configRevision: configRevision) { return kept }

@@ -1,4 +1,5 @@
 @testable import BrokerCLI
+import BrokerStore
 import BrokerCore
 import Foundation
 import Testing
@@ -67,5 +68,30 @@ import Testing
     let after = try cache.current(files: [file], explicit: true)
     #expect(after.config.account(named: "work") != nil)
     #expect(after.revision == before.revision)
+  }
+}
+
+/// Which cached tokens a new config makes stale (`AgentConfigCache.stale`).
+@Suite struct AgentConfigStaleTokensTests {
+  func parse(_ text: String) throws -> BrokerConfig {
+    let raw = try KeyFileLoader.load(paths: ["/f"], contents: [Array(text.utf8)], errors: [0], explicit: true)
+    return try ConfigParser.parse(raw)
+  }
+
+  @Test func anotherStoreMakesEveryTokenStale() throws {
+    let before = try parse(fileStoreConfig)
+    let after = try parse(fileStoreConfig.replacingOccurrences(of: "store = file", with: "store = secret-service"))
+    #expect(AgentConfigCache.stale(before: before, after: after) == .all)
+    #expect(AgentConfigCache.stale(before: nil, after: after) == .none)
+    #expect(AgentConfigCache.stale(before: before, after: before) == .none)
+  }
+
+  @Test func aRedefinedOrRemovedAccountAndItsViaDependentsAreStale() throws {
+    let two = fileStoreConfig + "\n[account site]\nprovider = sharepoint\nsite = https://contoso.sharepoint.com\nvia = work\n"
+    let before = try parse(two)
+    let retargeted = try parse(two.replacingOccurrences(of: "client-id = cid", with: "client-id = other"))
+    #expect(AgentConfigCache.stale(before: before, after: retargeted) == .accounts(["work", "site"]))
+    let refresh = try parse(two.replacingOccurrences(of: "store = file", with: "store = file\nrefresh-margin = 60"))
+    #expect(AgentConfigCache.stale(before: before, after: refresh) == .none)
   }
 }

@@ -172,5 +172,33 @@ class EncryptedStoreFirstRunTest(BrokerTestCase):
         self.assertEqual(text.count("\n"), 1, text)
 
 
+class StoreSwitchTest(BrokerTestCase):
+    """Found by a newcomer's first hour: after `store = encrypted-file` was added, the agent still
+    handed out the token it had cached from the keyring, while `accounts` and `status` said the
+    store was missing and, after `unlock --create`, that nobody was signed in."""
+    emulator_options = {"device_code_interval": 1}
+
+    def tearDown(self):
+        self.run_broker("agent", "stop")
+        super().tearDown()
+
+    def test_the_agent_forgets_tokens_of_a_store_the_config_no_longer_names(self):
+        rc, _, err = self.login()
+        self.assertEqual(rc, 0, err)
+        r = self.run_broker("token", "get", "work")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.run_broker("agent", "status").returncode, 0, "the agent holds the token")
+        self.write_config(self.default_config(extra_broker="store = encrypted-file"))
+        r = self.run_broker("token", "get", "work")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertEqual(r.stdout, b"")
+        self.assertIn("no encrypted token store", r.stderr.decode())
+        r = self.run_broker("unlock", "--passphrase-fd", "0", "--create", input=b"a new passphrase\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.run_broker("token", "get", "work")
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("not signed in", r.stderr.decode())
+
+
 if __name__ == "__main__":
     unittest.main()
