@@ -12,21 +12,21 @@ enum Help {
     tokens to scripts, git, docker, kubectl and, through exec, the Azure and Google SDKs and CLIs.
 
     commands:
-      login ACCOUNT [options]              sign in (browser or device code) and store the refresh token
-      token get ACCOUNT [options]          print a valid access token (refreshes silently)
-      accounts [--json]                    list accounts and whether they are signed in
-      status [ACCOUNT] [--url URL]         what is signed in and cached; what serves a URL
-      logout ACCOUNT | --all               delete the account's tokens from the store
-      revoke ACCOUNT                       revoke at the provider where possible, then log out
-      get | store | erase | capability     git credential helper actions (credential.helper = tokenbroker)
-      setup-git [ACCOUNT] [--dry-run]      make git use tokenbroker for the accounts' hosts
-      account add NAME --provider P ...    add an account to the config file (comments are kept)
-      account remove NAME                  remove an account from the config file
-      agent run | start | stop | status    the resident agent that caches access tokens
-      unlock [--passphrase-fd N]           store = encrypted-file: hand the store's key to the agent
-      lock                                 store = encrypted-file: the agent forgets the key now
-      exec ACCOUNT [ACCOUNT] -- COMMAND    run COMMAND with Azure and Google SDK credential endpoints
-      version                              versions of tokenbroker, libcurl and libsecret
+      login ACCOUNT [options]                sign in (browser or device code) and store the refresh token
+      token get ACCOUNT [options]            print a valid access token (refreshes silently)
+      accounts [--json]                      list accounts and whether they are signed in
+      status [ACCOUNT | --url URL] [--json]  what is signed in and cached; what serves a URL
+      logout ACCOUNT | --all                 delete the account's tokens from the store
+      revoke ACCOUNT                         revoke at the provider where possible, then log out
+      get | store | erase | capability       git credential helper actions (credential.helper = tokenbroker)
+      setup-git [ACCOUNT] [--dry-run]        make git use tokenbroker for the accounts' hosts
+      account add NAME --provider P ...      add an account to the config file (comments are kept)
+      account remove NAME                    remove an account from the config file
+      agent run | start | stop | status      the resident agent that caches access tokens
+      unlock [--passphrase-fd N] [--create]  store = encrypted-file: hand the store's key to the agent
+      lock                                   store = encrypted-file: the agent forgets the key now
+      exec ACCOUNT [ACCOUNT] -- COMMAND      run COMMAND with Azure and Google SDK credential endpoints
+      version                                versions of tokenbroker, libcurl and libsecret
 
     options:
       --config FILE   read only this config file (default: /etc/tokenbroker/config, then

@@ -121,7 +121,8 @@ class HelpTest(BrokerTestCase):
     def test_help_names_every_provider_and_client(self):
         r = self.run_broker("--help")
         text = r.stdout.decode()
-        for word in ("Entra ID", "Google", "SharePoint", "OpenID Connect", "encrypted file", "docker", "kubectl", "exec"):
+        for word in ("Entra ID", "Google", "SharePoint", "OpenID Connect", "encrypted file", "docker", "kubectl", "exec",
+                     "unlock [--passphrase-fd N] [--create]", "status [ACCOUNT | --url URL] [--json]"):
             self.assertIn(word, text)
 
     def test_help_command_is_that_commands_help_and_typos_are_named(self):
@@ -163,7 +164,10 @@ class EncryptedStoreFirstRunTest(BrokerTestCase):
 
     def test_a_wrong_passphrase_says_how_to_start_over(self):
         self.assertEqual(self.unlock(b"the right passphrase", "--create").returncode, 0)
-        self.assertEqual(self.run_broker("lock").returncode, 0)
+        r = self.run_broker("lock")  # says what it did, as unlock does
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("locked ", r.stderr.decode())
+        self.assertIn("'tokenbroker unlock' to go on", r.stderr.decode())
         r = self.unlock(b"the wrong passphrase")
         self.assertEqual(r.returncode, 5, r.stderr)
         text = r.stderr.decode()

@@ -21,11 +21,13 @@ enum LockCommand {
       _ = try await AgentHeldStore.send(
         request, socketPath: AgentCommand.endpoint(runtime).socketPath, path: path, bound: AgentHeldStore.dropBound)
     } catch StoreError.encryptedLocked {
-      return .success  // no agent: nothing holds the key
+      runtime.context.say("\(path) was locked already (no agent holds its key)")
+      return .success
     } catch StoreError.encryptedMissing {
-      return .success  // no agent, and no store to hold a key for
+      runtime.context.say("there is no encrypted token store at \(path) yet; nothing to lock")
+      return .success
     }
-    runtime.verbose("the agent forgot the key of \(path)")
+    runtime.context.say("locked \(path): the agent holds neither its key nor tokens from it now ('tokenbroker unlock' to go on)")
     return .success
   }
 }
