@@ -1,3 +1,5 @@
+import BrokerCore
+
 /// A usage error: printed as `error: <what>` then the command's usage line; exit 64.
 public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
   public var message: String
@@ -53,7 +55,8 @@ struct Arguments {
         if value != nil { throw UsageError("'--\(name)' takes no value", usage: usage) }
         options.append((name, nil))
       } else {
-        throw UsageError("unknown option '--\(name)'", usage: usage)
+        let near = NameSuggestion.closest(to: name, among: (valued.union(flags)).sorted()).map { " (did you mean '--\($0)'?)" }
+        throw UsageError("unknown option '--\(name)'\(near ?? "")", usage: usage)
       }
     }
   }

@@ -12,6 +12,11 @@ public enum BrokerCommand {
     var rest = Array(arguments.dropFirst())
     if name.hasPrefix("git-credential-") {
       // Git appends the action; unknown actions are ignored with exit 0 (git's rule for helpers).
+      // Git never passes --help: a person does, and gets the helper's help.
+      if rest.first == "--help" || rest.first == "-h", let text = Help.command("get", []) {
+        context.writeOutput(text)
+        return 0
+      }
       guard let action = rest.first, GitHelperCommand.actions.contains(action) else { return 0 }
       return await run(context: context, globals: GlobalOptions()) { runtime in
         try await GitHelperCommand.run(action: action, runtime: runtime)

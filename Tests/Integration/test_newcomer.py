@@ -7,6 +7,7 @@ name hid its own cause. Findings 4 and 7: `account add` without --provider left 
 Finding 3: the encrypted store's first run took a 3-character passphrase without a word, and a
 wrong passphrase did not say how to start over. Finding 5: `--help` named only Azure AD, Google and the keyring; `get --help` recommended a global
 credential.helper; `help login` printed the general help."""
+import json
 import os
 import pty
 import select
@@ -202,6 +203,41 @@ class StoreSwitchTest(BrokerTestCase):
         r = self.run_broker("token", "get", "work")
         self.assertEqual(r.returncode, 3, r.stderr)
         self.assertIn("not signed in", r.stderr.decode())
+
+
+class MoreFirstHourTest(BrokerTestCase):
+    """More of the newcomer's first hour: `git-credential-tokenbroker --help` printed nothing;
+    `token get --min-valid` above the provider's lifetime and `--json` with another `--format` were
+    silent; `--scopes` got no suggestion; `status` called a store not made yet 'unreachable'."""
+    emulator_options = {"device_code_interval": 1}
+
+    def tearDown(self):
+        self.run_broker("agent", "stop")
+        super().tearDown()
+
+    def test_the_git_helper_name_prints_its_help(self):
+        r = self.run_broker("--help", argv0="git-credential-tokenbroker")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("git credential helper", r.stdout.decode())
+
+    def test_token_get_says_what_it_cannot_do(self):
+        rc, _, err = self.login()
+        self.assertEqual(rc, 0, err)
+        r = self.run_broker("token", "get", "work", "--min-valid", "99999")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotEqual(r.stdout, b"")
+        self.assertIn("less than --min-valid 99999", r.stderr.decode())
+        r = self.run_broker("token", "get", "work", "--json", "--format", "header")
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn("--json is --format json", r.stderr.decode())
+        r = self.run_broker("token", "get", "work", "--scopes", "x")
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn("unknown option '--scopes' (did you mean '--scope'?)", r.stderr.decode())
+
+    def test_status_calls_a_store_not_made_yet_missing(self):
+        self.write_config(self.default_config(extra_broker="store = encrypted-file"))
+        r = self.run_broker("status", "--json")
+        self.assertEqual(json.loads(r.stdout)["store"]["state"], "missing", r.stderr)
 
 
 if __name__ == "__main__":

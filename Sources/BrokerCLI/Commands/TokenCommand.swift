@@ -12,6 +12,9 @@ enum TokenCommand {
     let a = try Arguments(
       Array(args.dropFirst()), valued: ["scope", "min-valid", "format", "claims"], flags: ["force-refresh", "json"], usage: usage)
     let account = try a.expectPositionals(["ACCOUNT"])[0]
+    if a.flag("json"), let other = a.value("format"), other != "json" {
+      throw UsageError("--json is --format json; it cannot go with --format \(other)", usage: usage)
+    }
     let formatName = a.flag("json") ? "json" : (a.value("format") ?? "token")
     guard let format = TokenFormat(rawValue: formatName) else {
       throw UsageError("unknown format '\(formatName)' (token, header, json, env, exec-credential, cookiejar)", usage: usage)
@@ -47,6 +50,12 @@ enum TokenCommand {
           kind: kubeID ? .idToken : .accessToken)
       }
     runtime.context.writeOutput(format.render(token, execCredential: execVersion))
+    // A lifetime the provider does not issue cannot be met by refreshing: say so, every time.
+    if let minValid = try a.seconds("min-valid"), claims == nil, token.expiresOn - SystemTime().now < Int64(minValid) {
+      runtime.context.say(
+        "warning: the provider issued a token valid for \(max(0, token.expiresOn - SystemTime().now)) s, less than --min-valid \(minValid); it issues no longer ones")
+      return .success
+    }
     if claims == nil { runtime.answerIsPure() }  // absolute times only (expires_on, expirationTimestamp)
     return .success
   }

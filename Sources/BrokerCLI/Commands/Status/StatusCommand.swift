@@ -34,7 +34,7 @@ enum StatusCommand {
       do {
         report.accounts.append(StatusReport.Account(try await service.details(account: account.name), now: now))
       } catch let e as StoreError {
-        report.store.state = e.isLocked ? "locked" : "unreachable"
+        report.store.state = e.isLocked ? "locked" : e.isMissing ? "missing" : "unreachable"
         report.store.detail = e.description
         report.accounts.append(StatusReport.Account(unknown: account))
       }
@@ -58,6 +58,12 @@ enum StatusCommand {
 }
 
 extension StoreError {
+  /// The encrypted store's file is not there yet (the word `accounts` uses too).
+  var isMissing: Bool {
+    if case .encryptedMissing = self { return true }
+    return false
+  }
+
   /// A keyring or encrypted store that is there but locked (not unreachable).
   var isLocked: Bool {
     switch self {

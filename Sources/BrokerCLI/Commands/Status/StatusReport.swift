@@ -20,7 +20,7 @@ struct StatusReport: Encodable {
   struct Store: Encodable {
     /// `[broker] store`.
     var kind: String
-    /// `available`, `locked` or `unreachable`.
+    /// `available`, `locked`, `missing` (no encrypted store yet) or `unreachable`.
     var state: String
     /// The store's error, when not available.
     var detail: String?
