@@ -30,7 +30,7 @@ let package = Package(
     // Stdlib and Glibc only: the key=value codec shared by the git helper and the agent.
     .target(name: "BrokerWire", swiftSettings: strict),
     // Models, policies and the protocols every adapter implements. No C, no I/O.
-    .target(name: "BrokerCore", dependencies: ["BrokerWire"], swiftSettings: strict),
+    .target(name: "BrokerCore", swiftSettings: strict),
 
     // Adapters: each owns exactly one outside system.
     .target(
@@ -45,7 +45,7 @@ let package = Package(
     // The resident agent: socket server, peer check, in-memory token cache, single-flight refresh.
     .target(
       name: "BrokerAgent",
-      dependencies: ["BrokerCore", "BrokerWire", "BrokerProviders", "BrokerStore", "BrokerHTTP", "BrokerSystem", "CBrokerShims"],
+      dependencies: ["BrokerCore", "BrokerWire", "BrokerProviders", "BrokerStore", "BrokerSystem", "CBrokerShims"],
       swiftSettings: strict),
 
     // The full program as a library, and its three-line executable.
