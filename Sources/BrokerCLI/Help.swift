@@ -42,7 +42,7 @@ enum Help {
 
   private static let usages: [String: String] = [
     "login": "usage: tokenbroker login ACCOUNT [--scope S]... [--device-code | --browser] [--no-open] [--login-hint H] [--cookies-from FILE]",
-    "token": "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--claims C] [--format token|header|json|env|exec-credential|cookiejar]",
+    "token": "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--claims C] [--format token|header|json|env|exec-credential|cookiejar | --json]",
     "logout": "usage: tokenbroker logout ACCOUNT | --all",
     "revoke": "usage: tokenbroker revoke ACCOUNT",
     "accounts": "usage: tokenbroker accounts [--json | --names]",
@@ -90,6 +90,7 @@ enum Help {
         --format F         token (default), header, json, env, exec-credential; cookie
                            accounts (sharepoint mode = cookie or imported-cookies): token
                            (name=value pairs), header (Cookie:), json, cookiejar (Netscape file)
+        --json             the same as --format json (not with another --format)
       """,
     "logout": "Deletes every stored item of ACCOUNT (or of all accounts). The grant at the provider stays.",
     "agent": """

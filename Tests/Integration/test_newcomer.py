@@ -230,6 +230,7 @@ class MoreFirstHourTest(BrokerTestCase):
         r = self.run_broker("token", "get", "work", "--json", "--format", "header")
         self.assertEqual(r.returncode, 64, r.stderr)
         self.assertIn("--json is --format json", r.stderr.decode())
+        self.assertIn("--json ", self.run_broker("token", "get", "--help").stdout.decode())
         r = self.run_broker("token", "get", "work", "--scopes", "x")
         self.assertEqual(r.returncode, 64, r.stderr)
         self.assertIn("unknown option '--scopes' (did you mean '--scope'?)", r.stderr.decode())
