@@ -78,7 +78,7 @@ let package = Package(
     .testTarget(name: "BrokerWireTests", dependencies: ["BrokerWire"], swiftSettings: strict),
     .testTarget(
       name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerTestSupport"], swiftSettings: strict),
-    .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
+    .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP", "CBrokerShims"], swiftSettings: strict),
     .testTarget(
       name: "BrokerStoreTests", dependencies: ["BrokerStore", "BrokerTestSupport"], swiftSettings: strict),
     .testTarget(

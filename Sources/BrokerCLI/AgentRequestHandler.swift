@@ -1,6 +1,5 @@
 import BrokerAgent
 import BrokerCore
-import BrokerHTTP
 import BrokerStore
 import BrokerWire
 import Glibc
@@ -124,7 +123,7 @@ struct AgentRequestHandler: Sendable {
     context.agent = AgentSide(cache: cache, keys: keys, config: config, recorder: recorder)
     let status = await BrokerCommand.main(arguments: argv, context: context)
     // After a refresh, the warm answers of the next hour need none of libcurl's code.
-    CurlTransport.releaseCode()
+    CodePages.release()
     let reply = AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
     if reply.exit == 0, let hit = recorder.keepable {
       cache.keep(reply, to: request, configRevision: configRevision, revision: hit.revision, servedUntil: hit.servedUntil)

@@ -1,5 +1,4 @@
 public import BrokerCore
-internal import CBrokerShims
 import Dispatch
 import Synchronization
 
@@ -29,14 +28,6 @@ public struct CurlTransport: HTTPTransport {
   /// The libcurl and TLS library versions, for example `libcurl/7.88.1 OpenSSL/3.0.11`; loads
   /// libcurl if no request has yet, and says `libcurl (could not be loaded: …)` when it cannot.
   public static var libraryVersion: String { EasyHandle.libraryVersion }
-
-  /// Gives back the resident code pages of the process (libcurl and the libraries it loaded:
-  /// OpenSSL, GnuTLS, krb5, … about 5 MiB after a refresh; the program's own code that only a
-  /// refresh runs) when a request ran since the last call; they stay in the page cache and return
-  /// as minor faults where they run next. For a process that lives on after its requests (the
-  /// agent, which refreshes hourly); costs one atomic exchange otherwise.
-  /// - Returns: bytes of mappings given back (0 when no request ran or libcurl was never loaded).
-  @discardableResult public static func releaseCode() -> Int { cbroker_curl_release_code() }
 
   /// Sends `request` and returns the response, whatever its HTTP status.
   ///

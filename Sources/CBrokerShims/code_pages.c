@@ -58,7 +58,7 @@ static int release_object(struct dl_phdr_info *info, size_t size, void *data) {
 
 void cbroker_code_pages_used(void) { atomic_store_explicit(&used, 1, memory_order_release); }
 
-long cbroker_curl_release_code(void) {
+long cbroker_code_pages_release(void) {
   if (!atomic_exchange_explicit(&used, 0, memory_order_acq_rel)) return 0;
   struct release release = {0, 0};
   dl_iterate_phdr(release_object, &release);

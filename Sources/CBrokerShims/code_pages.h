@@ -2,7 +2,7 @@
 #ifndef CBROKER_CODE_PAGES_H
 #define CBROKER_CODE_PAGES_H
 
-/// Marks the code as used since the last release (a transfer ran).
+/// Marks the code as used since the last release (a transfer ran); curl_library.c calls it.
 void cbroker_code_pages_used(void);
 
 #endif

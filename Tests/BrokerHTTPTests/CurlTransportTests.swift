@@ -1,4 +1,5 @@
 import BrokerCore
+import CBrokerShims
 import Foundation
 import Testing
 
@@ -174,7 +175,7 @@ import Testing
     #expect(ContinuousClock.now - start < .seconds(30))
   }
 
-  /// The agent gives back libcurl's code pages after a refresh: requests after that (TLS, so
+  /// The agent gives back the process's code pages after a refresh: requests after that (TLS, so
   /// OpenSSL's code runs again from the dropped pages) work as before, again and again. (That the
   /// pages do leave the agent's resident set: Tests/Integration/test_agent_memory.py; here other
   /// tests' agent handlers release them too, so the count of bytes is not this test's to check.)
@@ -183,7 +184,7 @@ import Testing
       let reply = try await transport.send(
         HTTPRequest(method: "GET", url: https("/json"), caFiles: [server.caFile]))
       #expect(reply.status == 200)
-      CurlTransport.releaseCode()
+      cbroker_code_pages_release()
     }
   }
 

@@ -44,15 +44,8 @@ int cbroker_curl_resolve(const char *name, cbroker_curl_api *api, char *error, s
 /// runs curl_global_init(CURL_GLOBAL_DEFAULT). 0 when libcurl is ready (at once after the first
 /// success); else -1 with why in `error` as for `cbroker_curl_resolve`, and the next call tries
 /// again (an agent outlives the `apt-get install` the message asks for). Every shim below but
-/// `cbroker_curl_version_info` and `cbroker_curl_release_code` may be called only after this returned 0.
+/// `cbroker_curl_version_info` may be called only after this returned 0.
 int cbroker_curl_start(char *error, size_t size);
-
-/// Drops the process's code pages (the program's, libcurl's and every other loaded library's) from
-/// its resident set (madvise MADV_DONTNEED on their read-only segments: code, constants; they stay
-/// in the page cache and come back as minor faults where they run next), if a transfer ran since
-/// the last call.
-/// Returns the bytes of mappings advised, 0 when there was nothing to do (one atomic exchange).
-long cbroker_curl_release_code(void);
 
 /// curl_version_info(CURLVERSION_NOW), or NULL before `cbroker_curl_start` succeeded.
 curl_version_info_data *cbroker_curl_version_info(void);
@@ -75,6 +68,13 @@ CURLcode cbroker_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode cbroker_easy_setopt_xferinfo_function(CURL *handle, CURLoption option,
                                                curl_xferinfo_callback fn);
 
+/// Drops the whole process's code pages (the program's and every loaded library's: libcurl,
+/// OpenSSL, ...) from its resident set (madvise MADV_DONTNEED on their read-only file-backed
+/// segments: code, constants; they stay in the page cache and come back as minor faults where
+/// they run next), if a libcurl transfer ran since the last call (code_pages.c). Any thread, any
+/// time, libcurl loaded or not.
+/// Returns the bytes of mappings advised, 0 when there was nothing to do (one atomic exchange).
+long cbroker_code_pages_release(void);
 /// SO_PEERCRED of a connected AF_UNIX socket. 0 on success, -1 and errno on failure.
 int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid);
 /// prctl(PR_SET_DUMPABLE, 0): no core dumps, no ptrace by same-uid processes. 0 or -1.
