@@ -41,7 +41,7 @@ let package = Package(
       swiftSettings: strict),
     .target(name: "BrokerProviders", dependencies: ["BrokerCore"], swiftSettings: strict),
     .target(
-      name: "BrokerSystem", dependencies: ["BrokerCore", "CBrokerShims", "CLibqrencode"], swiftSettings: strict),
+      name: "BrokerSystem", dependencies: ["BrokerCore", "BrokerWire", "CBrokerShims", "CLibqrencode"], swiftSettings: strict),
     // The resident agent: socket server, peer check, in-memory token cache, single-flight refresh.
     .target(
       name: "BrokerAgent",
@@ -75,7 +75,7 @@ let package = Package(
     // Fakes shared by the unit tests.
     .target(name: "BrokerTestSupport", dependencies: ["BrokerCore"], swiftSettings: strict),
 
-    .testTarget(name: "BrokerWireTests", dependencies: ["BrokerWire"], swiftSettings: strict),
+    .testTarget(name: "BrokerWireTests", dependencies: ["BrokerWire", "CBrokerShims"], swiftSettings: strict),
     .testTarget(
       name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerTestSupport"], swiftSettings: strict),
     .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP", "CBrokerShims"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import CBrokerShims
 import Glibc
 
@@ -67,7 +68,7 @@ public enum BrowserLauncher {
     sigemptyset(&defaults)
     for signal in [SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
     posix_spawnattr_setsigdefault(&attributes, &defaults)
-    let flags = cbroker_posix_spawn_setsid_flag() | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
+    let flags = Int32(AgentLauncher.setsidFlag) | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
     posix_spawnattr_setflags(&attributes, Int16(flags))
 
     let cArgs = argv.map { strdup($0) } + [nil]

@@ -35,10 +35,3 @@ private final class ThreadJob: Sendable {
   let work: @Sendable () -> Void
   init(_ work: @escaping @Sendable () -> Void) { self.work = work }
 }
-
-/// Monotonic seconds (`CLOCK_MONOTONIC`), for deadlines that wall-clock changes cannot move.
-func monotonicSeconds() -> Double {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}

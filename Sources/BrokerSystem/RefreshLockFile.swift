@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import Glibc
 
 /// `RefreshLock` over `refresh-ACCOUNT.lock` files in the runtime directory (interface.md §2),
@@ -24,7 +25,7 @@ public struct RefreshLockFile: RefreshLock {
     let path = LockFiles.path(directory, prefix: "refresh-", account: account)
     let fd = try LockFiles.open(path)
     defer { close(fd) }
-    guard try await LockFiles.take(fd, LOCK_EX, path: path, until: monotonicSeconds() + patience) else {
+    guard try await LockFiles.take(fd, LOCK_EX, path: path, until: MonotonicClock.seconds + patience) else {
       throw SystemError.refreshInProgress(account: account)
     }
     return try await body()
@@ -49,7 +50,7 @@ enum LockFiles {
   }
 
   /// Polls a non-blocking `flock(fd, operation)` (`LOCK_EX` or `LOCK_SH`), 1 ms growing to 20 ms
-  /// apart, so no thread ever blocks. - Returns: false when `deadline` (`monotonicSeconds`) passed
+  /// apart, so no thread ever blocks. - Returns: false when `deadline` (`MonotonicClock.seconds`) passed
   /// first. - Throws: `SystemError.call` when `flock` fails otherwise; `CancellationError`.
   static func take(_ fd: Int32, _ operation: Int32, path: String, until deadline: Double) async throws -> Bool {
     var pause = 0.001
@@ -57,7 +58,7 @@ enum LockFiles {
       guard errno == EWOULDBLOCK || errno == EINTR else {
         throw SystemError.call(what: "lock", path: path, reason: String(cString: strerror(errno)))
       }
-      guard monotonicSeconds() < deadline else { return false }
+      guard MonotonicClock.seconds < deadline else { return false }
       try await Task.sleep(for: .milliseconds(Int64(pause * 1000)))
       pause = min(pause * 2, 0.02)
     }

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import Glibc
 
 /// Orders refreshes against the agent dropping the encrypted store's key (bug-cases-3.md X16): a
@@ -43,7 +44,7 @@ public struct StoreKeyUseLock: Sendable {
     guard let gate = try LockFiles.openUnlessNoDirectory(gatePath) else { return try await body() }
     var gateOpen = true
     defer { if gateOpen { close(gate) } }
-    let deadline = monotonicSeconds() + patience
+    let deadline = MonotonicClock.seconds + patience
     guard try await LockFiles.take(gate, LOCK_SH, path: gatePath, until: deadline) else { return nil }
     let use = try LockFiles.open(path)
     defer { close(use) }
@@ -61,7 +62,7 @@ public struct StoreKeyUseLock: Sendable {
   public func exclusively<T>(_ body: () async -> T) async -> (value: T, drained: Bool) {
     guard let gate = try? LockFiles.openUnlessNoDirectory(gatePath) else { return (await body(), false) }
     defer { close(gate) }
-    let deadline = monotonicSeconds() + patience
+    let deadline = MonotonicClock.seconds + patience
     guard (try? await LockFiles.take(gate, LOCK_EX, path: gatePath, until: deadline)) == true,
       let use = try? LockFiles.openUnlessNoDirectory(path)
     else { return (await body(), false) }

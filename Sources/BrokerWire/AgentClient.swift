@@ -167,4 +167,11 @@ public enum MonotonicClock {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec * 1000 + ts.tv_nsec / 1_000_000
   }
+
+  /// Seconds since the same start as `milliseconds`, to the nanosecond.
+  public static var seconds: Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+  }
 }

@@ -5,8 +5,10 @@ import Glibc
 /// other inherited descriptor closed (a caller's pipe must not stay open in the agent), and the
 /// caller's environment minus systemd's socket-activation variables.
 public enum AgentLauncher {
-  /// glibc's `POSIX_SPAWN_SETSID` (spawn.h, glibc ≥ 2.26); Swift's Glibc module hides GNU flags.
-  static let setsidFlag: Int16 = 0x80
+  /// glibc's `POSIX_SPAWN_SETSID` (spawn.h, glibc ≥ 2.26), for every `posix_spawn` that starts a
+  /// new session. Spelled here because Swift's Glibc module hides GNU flags and the front imports no
+  /// C module; AgentLauncherTests checks it against spawn.h (through CBrokerShims).
+  public static let setsidFlag: Int16 = 0x80
 
   /// Spawns `executable` with `arguments` (argv[0] included).
   /// - Returns: the child's pid, or nil when it could not be started (errno is set).

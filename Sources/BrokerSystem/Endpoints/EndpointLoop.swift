@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import CBrokerShims
 import Glibc
 
@@ -38,7 +39,7 @@ struct EndpointLoop {
     defer { for c in connections.values { Glibc.close(c.fd) } }
     while true {
       if server.shared.withLock({ $0.stopped }) { return }
-      let now = monotonicSeconds()
+      let now = MonotonicClock.seconds
       let next = connections.values.filter { !isAnswering($0) }.map(\.deadline).min() ?? now + 3600
       let ids = Array(connections.keys).filter { !isAnswering(connections[$0]!) }
       var fds = [
@@ -58,7 +59,7 @@ struct EndpointLoop {
       }
       if fds[0].revents != 0 { takeOutbox() }
       for (i, id) in ids.enumerated() where fds[2 + i].revents != 0 { step(id) }
-      let late = monotonicSeconds()
+      let late = MonotonicClock.seconds
       for (id, c) in connections where !isAnswering(c) && c.deadline <= late { finish(id) }
       if fds[1].revents != 0 { acceptAll() }
     }
@@ -96,7 +97,7 @@ struct EndpointLoop {
         finish(oldest)
       }
       nextID += 1
-      connections[nextID] = Connection(fd: fd, phase: .reading([]), deadline: monotonicSeconds() + EndpointServer.headTimeout)
+      connections[nextID] = Connection(fd: fd, phase: .reading([]), deadline: MonotonicClock.seconds + EndpointServer.headTimeout)
     }
   }
 
@@ -116,10 +117,10 @@ struct EndpointLoop {
       case .closed: return finish(id)
       case .head(let head):
         c.phase = dispatch(id, head: head)
-        if case .writing = c.phase { c.deadline = monotonicSeconds() + EndpointServer.writeTimeout }
+        if case .writing = c.phase { c.deadline = MonotonicClock.seconds + EndpointServer.writeTimeout }
       case .tooLarge:
         c.phase = .writing(EndpointReply.text(431, "Request Header Fields Too Large\n", headers: server.replyHeaders).wire(includeBody: true), offset: 0)
-        c.deadline = monotonicSeconds() + EndpointServer.writeTimeout
+        c.deadline = MonotonicClock.seconds + EndpointServer.writeTimeout
       }
     }
     connections[id] = c
@@ -151,7 +152,7 @@ struct EndpointLoop {
     }
     for (id, bytes) in posted where connections[id] != nil {
       connections[id]!.phase = .writing(bytes, offset: 0)
-      connections[id]!.deadline = monotonicSeconds() + EndpointServer.writeTimeout
+      connections[id]!.deadline = MonotonicClock.seconds + EndpointServer.writeTimeout
     }
   }
 }

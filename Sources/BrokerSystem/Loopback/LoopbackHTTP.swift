@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import CBrokerShims  // MSG_NOSIGNAL: sys/socket.h may be owned by this module, not Glibc
 import Glibc
 
@@ -158,7 +159,7 @@ enum LoopbackWire {
   /// Writes `bytes` to the non-blocking socket `fd`, waiting for room at most `seconds` in all;
   /// gives up silently (the browser went away).
   static func send(_ bytes: [UInt8], to fd: Int32, seconds: Double = 2) {
-    let end = monotonicSeconds() + seconds
+    let end = MonotonicClock.seconds + seconds
     var offset = 0
     while offset < bytes.count {
       let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -168,7 +169,7 @@ enum LoopbackWire {
       }
       if n < 0 && errno == EINTR { continue }
       guard n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) else { return }
-      let left = end - monotonicSeconds()
+      let left = end - MonotonicClock.seconds
       guard left > 0 else { return }
       var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
       _ = poll(&p, 1, Int32(left * 1000) + 1)

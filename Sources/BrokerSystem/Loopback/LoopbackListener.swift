@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import CBrokerShims
 import Glibc
 import Synchronization
@@ -67,7 +68,7 @@ public final class LoopbackListener: Sendable {
     try await withTaskCancellationHandler {
       try await DedicatedThread.run { [self] in
         defer { closeSockets() }
-        return try loop(until: monotonicSeconds() + timeout, handler: handler)
+        return try loop(until: MonotonicClock.seconds + timeout, handler: handler)
       }
     } onCancel: {
       stop()
@@ -94,7 +95,7 @@ public final class LoopbackListener: Sendable {
     var connections: [Connection] = []
     defer { for c in connections { Glibc.close(c.fd) } }
     while true {
-      let now = monotonicSeconds()
+      let now = MonotonicClock.seconds
       if now >= end { return .timedOut }
       let nextDeadline = connections.map(\.deadline).min() ?? end
       let wait = Int32(max(1, min(min(end, nextDeadline) - now, 3600) * 1000))
@@ -123,7 +124,7 @@ public final class LoopbackListener: Sendable {
           if let result = answer(head, on: c.fd, handler: handler) { return .finished(result) }
         }
       }
-      let late = monotonicSeconds()
+      let late = MonotonicClock.seconds
       done += connections.filter { $0.deadline <= late }.map(\.fd)
       for fd in Set(done) { Glibc.close(fd) }
       connections.removeAll { done.contains($0.fd) || $0.deadline <= late }
@@ -145,7 +146,7 @@ public final class LoopbackListener: Sendable {
         Glibc.close(connections[oldest].fd)
         connections.remove(at: oldest)
       }
-      connections.append(Connection(fd: fd, deadline: monotonicSeconds() + Self.connectionTimeout))
+      connections.append(Connection(fd: fd, deadline: MonotonicClock.seconds + Self.connectionTimeout))
     }
   }
 

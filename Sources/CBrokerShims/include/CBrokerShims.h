@@ -86,7 +86,8 @@ int cbroker_single_malloc_arena(void);
 int cbroker_terminal_columns(int fd);
 
 /// GNU-only calls of the loopback sign-in (BrokerSystem): pipe2(O_CLOEXEC | O_NONBLOCK);
-/// accept4(SOCK_CLOEXEC | SOCK_NONBLOCK); the POSIX_SPAWN_SETSID flag; and
+/// accept4(SOCK_CLOEXEC | SOCK_NONBLOCK); the POSIX_SPAWN_SETSID flag (what BrokerWire's
+/// AgentLauncher.setsidFlag spells for every spawn of a new session; its test compares them); and
 /// posix_spawn_file_actions_addclosefrom_np(actions, from). Each returns what the call returns.
 int cbroker_pipe_cloexec_nonblock(int fds[2]);
 int cbroker_accept_cloexec_nonblock(int fd);
