@@ -94,7 +94,7 @@ struct AgentRequestHandler: Sendable {
       return .notServed
     }
     var environment = commandEnvironment
-    // The front no longer reads the config when an agent answers: `agent = off` is honoured here,
+    // The front does not read the config when an agent answers: `agent = off` is honoured here,
     // and a config that does not load is the full program's error to report.
     let paths = configPaths
     // A caller whose HOME or XDG_* names other files reads another config (and store): its own.

@@ -2,10 +2,10 @@ import BrokerAgent
 import BrokerCore
 
 /// What a command run inside the agent is given (`ProcessContext.agent`): the one thing that
-/// says "inside the agent", instead of each user guessing it from the type of a token source.
+/// says "inside the agent"; no user tells it from the type of a token source.
 struct AgentSide: Sendable {
   /// The agent's access tokens: tokens come from it (`SharedTokenSource`) and store changes drop
-  /// from it (`AgentStore`) instead of a notice to an agent.
+  /// from it directly (`AgentStore`), never through a notice to an agent.
   var cache: TokenCache
   /// The encrypted store's key the agent holds.
   var keys: StoreKeyHolder

@@ -53,8 +53,9 @@ struct ServiceFactory: Sendable {
   /// The token service over `store()`, libcurl, the refresh lock and the discovery cache.
   func tokenService() -> TokenService {
     let context = self.context
-    // Refreshes of one account take turns across processes (issue 13 item 7); without a usable
-    // runtime directory (refused, and then named, by the agent and by `login`) they cannot.
+    // Refreshes of one account take turns across processes (`RefreshLockFile`, in the runtime
+    // directory); without a usable one (refused, and then named, by the agent and by `login`) they
+    // cannot.
     let directory = paths.runtimeDirectory
     var lock: any RefreshLock =
       (try? RuntimeDirectory.ensure(directory)) != nil ? RefreshLockFile(runtimeDirectory: directory) : NoRefreshLock()

@@ -1,4 +1,4 @@
-// libcurl, loaded at the first request instead of at start. Its dependency tree (OpenSSL,
+// libcurl is loaded at the first request, never at start. Its dependency tree (OpenSSL,
 // GnuTLS, krb5, libssh2, nghttp2, p11-kit, ...) costs every core process about 6 MiB of RSS and
 // its constructors; the agent's warm answers, `accounts` and a `token get` of a valid token never
 // make a request. The shims below call through `process_api`, filled once by `cbroker_curl_start`.

@@ -50,8 +50,8 @@ enum AgentStarter {
   }
 
   /// True once the agent this process started has ended with a failure (a config error, a
-  /// socket it cannot take): none is coming, so the full program runs now, instead of after the
-  /// whole start bound. Reaps it. An agent that ended with 0 left the socket to another agent,
+  /// socket it cannot take): none is coming, so the full program runs at once, without waiting
+  /// out the start bound. Reaps it. An agent that ended with 0 left the socket to another agent,
   /// which the caller keeps waiting for.
   static func failedToStart(_ pid: pid_t) -> Bool {
     var status: Int32 = 0

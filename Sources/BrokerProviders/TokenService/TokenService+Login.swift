@@ -25,7 +25,7 @@ extension TokenService {
   }
 
   /// The claims challenge a refresh for `scopes` is answered with now, for `login --scope` to send
-  /// on its authorization request (issue 13 item 4); nil when the refresh needs no step-up or
+  /// on its authorization request; nil when the refresh needs no step-up or
   /// fails otherwise (the sign-in that follows replaces the refresh token either way). A refresh
   /// that works is stored and cached as by `token get`.
   public func stepUpClaims(account name: String, scopes: ScopeSet) async -> String? {

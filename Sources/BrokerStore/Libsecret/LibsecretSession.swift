@@ -37,7 +37,7 @@ final class LibsecretSession {
   /// among them, so a schema search would miss them and report "absent". Unlocked items whose
   /// `xdg:schema` names another schema (an older writer's, secret-tool's Generic) are dropped
   /// unless `anySchema`: reading never takes them for tokenbroker's items, but `keys` and
-  /// `delete` must see them, or `logout` leaves such copies behind (issue 18).
+  /// `delete` must see them, or `logout` leaves such copies behind.
   ///
   /// An item deleted between the service's answer and the load of its properties (a `logout`
   /// racing this call) fails the whole libsecret search; the search is then made again, after a

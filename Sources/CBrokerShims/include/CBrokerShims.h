@@ -79,8 +79,8 @@ long cbroker_code_pages_release(void);
 int cbroker_peer_credentials(int fd, uid_t *uid, pid_t *pid);
 /// prctl(PR_SET_DUMPABLE, 0): no core dumps, no ptrace by same-uid processes. 0 or -1.
 int cbroker_disable_dumping(void);
-/// mallopt(M_ARENA_MAX, 1): threads started from now on share the existing malloc arenas
-/// instead of reserving 64 MiB of address space each. 1 on success, 0 on failure.
+/// mallopt(M_ARENA_MAX, 1): threads started from now on share the existing malloc arenas; none
+/// reserves an arena of its own (64 MiB of address space each). 1 on success, 0 on failure.
 int cbroker_single_malloc_arena(void);
 /// The width in columns of the terminal on `fd` (ioctl TIOCGWINSZ, variadic in C), or -1.
 int cbroker_terminal_columns(int fd);
