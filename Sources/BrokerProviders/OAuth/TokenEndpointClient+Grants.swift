@@ -27,6 +27,10 @@ extension TokenEndpointClient {
     var waitedForThrottle = false
     while true {
       let reply: EndpointReply
+      // `expires_in` counts from when the server answered, which is after the request left:
+      // counting from the request errs early, never late (an access token never outlives what
+      // we say of it, bug-cases-3.md X12).
+      let sent = time.now
       do {
         reply = try await post(url: url, fields: fields, client: client, secrets: secrets)
       } catch ProviderError.throttled(_, _, let seconds, _)
@@ -38,7 +42,7 @@ extension TokenEndpointClient {
       }
       switch reply {
       case .success(let body):
-        return try TokenReply.grant(from: body, requested: requested, now: time.now, host: Self.host(of: url))
+        return try TokenReply.grant(from: body, requested: requested, now: sent, host: Self.host(of: url))
       case .error(let reply):
         if waitedForThrottle && reply.error == "invalid_grant" {
           throw ProviderError.loginFailed(
@@ -87,9 +91,10 @@ extension TokenEndpointClient {
     let account = self.account
     let polling = DeviceCodePolling(account: account, time: time)
     return try await polling.run(authorization, timeout: timeout, host: host, endpoint: url) {
+      let sent = time.now  // as in `grant`: lifetimes count from the request
       switch try await exchange(url: url, fields: fields, client: client, secrets: secrets) {
       case .reply(.success(let body)):
-        return .granted(try TokenReply.grant(from: body, requested: requested, now: time.now, host: host))
+        return .granted(try TokenReply.grant(from: body, requested: requested, now: sent, host: host))
       case .reply(.error(let reply)):
         if let outcome = try DeviceCodePolling.outcome(for: reply, account: account) { return outcome }
         throw onError(reply)

@@ -10,7 +10,7 @@ enum TokenReply {
   /// Parses a 2xx body into a grant. `expiresOn` is `now + expires_in`.
   /// - Parameters:
   ///   - requested: the scopes asked for; the grant's scopes when the reply has no `scope`.
-  ///   - now: Unix seconds when the reply arrived.
+  ///   - now: Unix seconds when the request was sent (so `expiresOn` errs early, never late).
   /// - Throws: `ProviderError.unavailable` when the body is not JSON, lacks `access_token`, or
   ///   carries a token that has already expired (`expires_in` ≤ 0).
   static func grant(from body: [UInt8], requested: ScopeSet, now: Int64, host: String) throws(ProviderError)
