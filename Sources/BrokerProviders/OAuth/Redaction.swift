@@ -7,12 +7,16 @@ enum Redaction {
   /// Runs of token characters at least this long are treated as tokens.
   static let tokenRunLength = 40
 
-  /// The first line of `text` with every value of `secrets`, and anything that looks like a token,
+  /// The first line of `text` with every value of `secrets` (also as form-encoded), and anything that looks like a token,
   /// replaced by `<redacted>`; control characters dropped; at most `limit` characters.
   static func firstLine(_ text: String, redacting secrets: [String], limit: Int = 160) -> String {
     let line = text.prefix { !$0.isNewline }  // "\r\n" is one Character: compare by kind
     var out = String(line)
-    for s in secrets where !s.isEmpty { out = out.replacing(s, with: marker) }
+    // As sent (a form body, percent-encoded) as well as as-is: a proxy's page may echo the request.
+    for s in secrets where !s.isEmpty {
+      out = out.replacing(s, with: marker)
+      out = out.replacing(FormEncoding.escape(s), with: marker)
+    }
     out = redactTokenRuns(out)
     out = String(out.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) }
       .map(Character.init))

@@ -1,3 +1,4 @@
+import BrokerCore
 import Testing
 
 @testable import BrokerProviders
@@ -15,6 +16,15 @@ import Testing
     #expect(line.count <= 161 && line.hasSuffix("…"))
     #expect(!line.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
     #expect(!line.contains("<html") && !line.contains("RT-SENTINEL"))
+  }
+
+  /// A page that echoes the form body shows the secret percent-encoded: redacted in that form too
+  /// (its pieces between escapes are too short to look like a token).
+  @Test func aSecretEchoedPercentEncodedIsRedacted() {
+    let secret = "0.AX4A+b/c=d&e f"
+    let page = "<p>you posted refresh_token=\(FormEncoding.escape(secret))&grant_type=refresh_token</p>"
+    let line = Redaction.bodyLine(Array(page.utf8), redacting: [secret])
+    #expect(line == "you posted refresh_token=<redacted>&grant_type=refresh_token", "\(line)")
   }
 
   @Test func invalidUTF8IsReplacedNotFatal() {
