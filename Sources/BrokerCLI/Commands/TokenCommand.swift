@@ -51,9 +51,10 @@ enum TokenCommand {
       }
     runtime.context.writeOutput(format.render(token, execCredential: execVersion))
     // A lifetime the provider does not issue cannot be met by refreshing: say so, every time.
-    if let minValid = try a.seconds("min-valid"), claims == nil, token.expiresOn - SystemTime().now < Int64(minValid) {
+    let left = token.expiresOn - SystemTime().now
+    if let minValid = try a.seconds("min-valid"), claims == nil, left < Int64(minValid) {
       runtime.context.say(
-        "warning: the provider issued a token valid for \(max(0, token.expiresOn - SystemTime().now)) s, less than --min-valid \(minValid); it issues no longer ones")
+        "warning: the provider issued a token valid for \(max(0, left)) s, less than --min-valid \(minValid); it issues no longer ones")
       return .success
     }
     if claims == nil { runtime.answerIsPure() }  // absolute times only (expires_on, expirationTimestamp)
