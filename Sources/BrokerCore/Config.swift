@@ -28,6 +28,22 @@ public enum KubeToken: String, Sendable {
   /// validates ID tokens: their `iss`, `aud` and `exp`).
   case id
 }
+/// `[host] registry`: how the docker helper answers for a container registry (interface.md §2.1, §5).
+public enum RegistryKind: String, Sendable {
+  /// Azure Container Registry: the account's Entra token exchanged at `https://HOST/oauth2/exchange`
+  /// for a registry refresh token.
+  case acr
+
+  /// The scope an ACR exchange needs when the host group names none (interface.md §5).
+  public static let acrScope = "https://containerregistry.azure.net/.default"
+
+  /// The default for a host without `registry`: `acr` for `*.azurecr.io` (any port), else nil.
+  public static func defaultKind(host: String) -> RegistryKind? {
+    var name = Substring(host.lowercased())
+    if !name.hasPrefix("["), let colon = name.lastIndex(of: ":") { name = name[..<colon] }
+    return name.hasSuffix(".azurecr.io") ? .acr : nil
+  }
+}
 /// `[account] mode` of SharePoint accounts.
 public enum SharePointMode: String, Sendable { case bearer, cookie, importedCookies = "imported-cookies" }
 
@@ -131,12 +147,18 @@ public struct HostConfig: Sendable, Equatable {
   public var account: String
   public var scopes: [String]?
   public var username: String?
-  public init(host: String, path: String? = nil, account: String, scopes: [String]? = nil, username: String? = nil) {
+  /// `registry`; nil: `RegistryKind.defaultKind(host:)`.
+  public var registry: RegistryKind?
+  public init(
+    host: String, path: String? = nil, account: String, scopes: [String]? = nil, username: String? = nil,
+    registry: RegistryKind? = nil
+  ) {
     self.host = host
     self.path = path
     self.account = account
     self.scopes = scopes
     self.username = username
+    self.registry = registry
   }
 
   /// What follows `host ` in the group's header: `HOST` or `HOST/PATH`.

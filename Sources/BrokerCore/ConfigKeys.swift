@@ -12,7 +12,7 @@ public enum ConfigKeys {
     "userinfo-endpoint", "ca-file", "site", "via", "mode", "cookie-lifetime", "project", "project-number",
     "resource-manager-endpoint", "kube-token",
   ]
-  public static let host = ["account", "scopes", "username"]
+  public static let host = ["account", "scopes", "username", "registry"]
 
   /// The keys of the group named `group` (`broker`, `account NAME`, `host HOST`); none for others.
   public static func known(inGroup group: String) -> [String] {

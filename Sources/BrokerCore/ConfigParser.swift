@@ -13,7 +13,7 @@ public enum ConfigParser {
     "site", "via", "mode", "cookie-lifetime", "project", "kube-token",
     "project-number", "resource-manager-endpoint",
   ]
-  private static let hostKeys: Set<String> = ["account", "scopes", "username"]
+  private static let hostKeys: Set<String> = ["account", "scopes", "username", "registry"]
 
   public static func parse(_ raw: RawConfig) throws -> BrokerConfig {
     var config = BrokerConfig()
@@ -155,6 +155,7 @@ public enum ConfigParser {
       case "account": h.account = try token(e, g)
       case "scopes": h.scopes = ScopeSet.split(e.value)
       case "username": h.username = try nonEmpty(e, g)
+      case "registry": h.registry = try choice(RegistryKind(rawValue: e.value), e, g, "acr")
       default: warnings.append(unknownKey(e, g))
       }
     }
@@ -191,6 +192,13 @@ public enum ConfigParser {
     for h in c.hosts where c.account(named: h.account) == nil {
       let file = raw.groups.first { $0.name == "host \(h.name)" }?.file ?? "config"
       throw ConfigError.invalid(file: file, group: "host \(h.name)", key: "account", problem: "no account '\(h.account)' is defined")
+    }
+    for h in c.hosts where h.registry == .acr {
+      guard let a = c.account(named: h.account), a.provider != .azure else { continue }
+      let file = raw.groups.first { $0.name == "host \(h.name)" }?.file ?? "config"
+      throw ConfigError.invalid(
+        file: file, group: "host \(h.name)", key: "registry",
+        problem: "'acr' needs an azure account (its Entra token is what the registry exchanges); '\(a.name)' is \(a.provider.rawValue)")
     }
     for a in c.accounts where a.provider == .sharepoint {
       guard let via = a.via else { continue }

@@ -7,6 +7,8 @@ public struct HostMatch: Sendable, Equatable {
   public var username: String?
   /// Which rule matched, for `--verbose`: `[host H]`, `hosts = H of [account A]`, or the pattern.
   public var rule: String = ""
+  /// The host group's `registry`, else `RegistryKind.defaultKind(host:)` of the requested host.
+  public var registry: RegistryKind? = nil
 }
 
 /// Host resolution for the git and docker helpers (interface.md §2.1): a `[host HOST/PATH]` group
@@ -64,14 +66,24 @@ public struct HostResolver: Sendable {
   /// serves it.
   public func resolve(host: String, path: String? = nil) -> HostMatch? {
     let h = host.lowercased()
+    guard let (match, group) = match(host: h, path: path) else { return nil }
+    var m = match
+    m.registry = group?.registry ?? RegistryKind.defaultKind(host: h)
+    // An ACR exchange takes a token for the registry's resource, not the account's scopes.
+    if m.registry == .acr && group?.scopes == nil { m.scopes = [RegistryKind.acrScope] }
+    return m
+  }
+
+  /// The rule that serves `h`, and its host group when a group matched.
+  private func match(host h: String, path: String?) -> (HostMatch, HostConfig?)? {
     if let path, let g = longestPathGroup(host: h, path: path), let a = config.account(named: g.account) {
-      return HostMatch(account: a, scopes: g.scopes ?? a.scopes, username: g.username ?? a.gitUsername, rule: "[host \(g.name)]")
+      return (HostMatch(account: a, scopes: g.scopes ?? a.scopes, username: g.username ?? a.gitUsername, rule: "[host \(g.name)]"), g)
     }
     if let g = groups[h], let a = config.account(named: g.account) {
-      return HostMatch(account: a, scopes: g.scopes ?? a.scopes, username: g.username ?? a.gitUsername, rule: "[host \(g.host)]")
+      return (HostMatch(account: a, scopes: g.scopes ?? a.scopes, username: g.username ?? a.gitUsername, rule: "[host \(g.host)]"), g)
     }
     if let name = exact[h], let a = config.account(named: name) {
-      return HostMatch(account: a, scopes: a.scopes, username: a.gitUsername, rule: "hosts = \(h) of [account \(name)]")
+      return (HostMatch(account: a, scopes: a.scopes, username: a.gitUsername, rule: "hosts = \(h) of [account \(name)]"), nil)
     }
     // Longest `*.suffix` whose suffix matches whole labels: `*.example.com` matches
     // `a.example.com` and `b.a.example.com`, not `example.com` or `badexample.com`.
@@ -83,8 +95,8 @@ public struct HostResolver: Sendable {
       if best == nil || pName.count > best!.0 { best = (pName.count, account, pattern) }
     }
     if let best, let a = config.account(named: best.1) {
-      return HostMatch(
-        account: a, scopes: a.scopes, username: a.gitUsername, rule: "hosts = *.\(best.2) of [account \(best.1)]")
+      return (HostMatch(
+        account: a, scopes: a.scopes, username: a.gitUsername, rule: "hosts = *.\(best.2) of [account \(best.1)]"), nil)
     }
     return nil
   }

@@ -137,3 +137,23 @@ import Testing
     }
   }
 }
+
+/// Which registry a host is (interface.md §2.1 `registry`) and the scopes an ACR exchange takes.
+@Suite struct HostResolverRegistryTests {
+  @Test func azurecrHostsAreACRAndAskForTheRegistryScopeUnlessTheGroupNamesScopes() throws {
+    let c = try ConfigParser.parse(raw([
+      ("account a", [("provider", "azure"), ("client-id", "1"), ("hosts", "*.azurecr.io git.example.test"), ("scopes", "s1")]),
+      ("host pinned.azurecr.io", [("account", "a"), ("scopes", "r1 r2")]),
+      ("host reg.example.test:5000", [("account", "a"), ("registry", "acr")]),
+    ]))
+    let r = try HostResolver(config: c)
+    let mine = try #require(r.resolve(host: "MyReg.azurecr.io"))
+    #expect(mine.registry == .acr && mine.scopes == [RegistryKind.acrScope])
+    let pinned = try #require(r.resolve(host: "pinned.azurecr.io"))
+    #expect(pinned.registry == .acr && pinned.scopes == ["r1", "r2"])
+    let local = try #require(r.resolve(host: "reg.example.test:5000"))
+    #expect(local.registry == .acr && local.scopes == [RegistryKind.acrScope])
+    let git = try #require(r.resolve(host: "git.example.test"))
+    #expect(git.registry == nil && git.scopes == ["s1"])
+  }
+}

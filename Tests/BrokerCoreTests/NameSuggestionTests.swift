@@ -49,7 +49,11 @@ import Testing
       }
     }
     let c = try ConfigParser.parse(
-      raw([("broker", broker), ("account a", account), ("host h.example.com", ConfigKeys.host.map { ($0, "a") })]))
+      raw([
+        ("broker", broker), ("account a", account), ("account z", [("provider", "azure"), ("client-id", "1")]),
+        // `registry = acr` takes an azure account.
+        ("host h.example.com", ConfigKeys.host.map { ($0, $0 == "registry" ? "acr" : $0 == "account" ? "z" : "a") }),
+      ]))
     #expect(c.warnings.isEmpty, "\(c.warnings)")
   }
 
