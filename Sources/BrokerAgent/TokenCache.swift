@@ -51,11 +51,14 @@ public actor TokenCache {
   private var lastFetch: [String: Task<Void, Never>] = [:]
   private var nextID = 0
   private let time: any TimeSource
+  /// The accounts' container registry tokens, forgotten with the account's tokens (`drop`).
+  public nonisolated let registryTokens: RegistryTokenCache
 
   /// - Parameter time: the clock expiries are compared with (Unix seconds).
   public init(time: any TimeSource) {
     self.time = time
     answers = KeptAnswers(time: time)
+    registryTokens = RegistryTokenCache(time: time)
   }
 
   /// An access token for `key`, from memory or from the one running (or a new) fetch.
@@ -133,6 +136,7 @@ public actor TokenCache {
   public func drop(account: String?) {
     let accounts = account.map { [$0] } ?? Array(Set(entries.keys.map(\.account)).union(flights.keys.map(\.account)))
     for name in accounts { generations[name, default: 0] += 1 }
+    registryTokens.drop(account: account)
     changed()
     entries = entries.filter { key, _ in account != nil && key.account != account }
     flights = flights.filter { key, _ in account != nil && key.account != account }
