@@ -18,6 +18,7 @@ enum ErrorMapping {
     case let e as StoreError: return Mapped(status: .storeUnavailable, message: e.description)
     case let e as HTTPError: return Mapped(status: .providerUnavailable, message: e.description)
     case let e as ProviderError: return Mapped(status: status(of: e), message: e.description)
+    case let e as RegistryError: return Mapped(status: status(of: e), message: e.description)
     case let e as SystemError:
       if case .loginInProgress = e { return Mapped(status: .loginInProgress, message: e.description) }
       if case .redirectPortTaken = e { return Mapped(status: .loginIncomplete, message: e.description) }
@@ -28,6 +29,14 @@ enum ErrorMapping {
     case let e as AgentSetupError: return Mapped(status: .failure, message: e.description)
     default:
       return Mapped(status: .failure, message: "unexpected error (\(type(of: error))); run again with --verbose and report a bug")
+    }
+  }
+
+  static func status(of e: RegistryError) -> ExitStatus {
+    switch e {
+    case .refused: return .signInRequired
+    case .notFound, .rejected: return .failure
+    case .unavailable: return .providerUnavailable
     }
   }
 

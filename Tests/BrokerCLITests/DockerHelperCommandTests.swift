@@ -25,9 +25,10 @@ import Testing
   func unreadableAddresses(address: String) { #expect(RegistryAddress.host(of: address) == nil) }
 
   @Test func azureContainerRegistry() {
-    #expect(RegistryAddress.isAzureContainerRegistry("myreg.azurecr.io"))
-    #expect(RegistryAddress.isAzureContainerRegistry("myreg.azurecr.io:443"))
-    #expect(!RegistryAddress.isAzureContainerRegistry("azurecr.io.example.test"))
+    #expect(RegistryKind.defaultKind(host: "myreg.azurecr.io") == .acr)
+    #expect(RegistryKind.defaultKind(host: "MyReg.AzureCR.io:443") == .acr)
+    #expect(RegistryKind.defaultKind(host: "azurecr.io.example.test") == nil)
+    #expect(RegistryKind.defaultKind(host: "azurecr.io") == nil)
   }
 
   @Test func unmatchedRegistryIsTheNotFoundReplyWithStatus1() async throws {
@@ -37,23 +38,25 @@ import Testing
     #expect(h.stderr.isEmpty)
   }
 
-  @Test func notSignedInReportsOnStdoutWithStatus3() async throws {
+  @Test func notSignedInReportsOnStdoutAndStderrWithStatus3() async throws {
     let h = try CLIHarness(config: Self.config)
     #expect(await h.run(["get"], input: "europe-west1-docker.pkg.dev", argv0: "docker-credential-tokenbroker") == 3)
     #expect(h.stdout.contains("tokenbroker login work"))
-    #expect(h.stderr.isEmpty)
+    #expect(h.stderr == h.stdout)
   }
 
-  @Test func azureContainerRegistrySaysUnsupported() async throws {
+  @Test func azureContainerRegistryNotSignedInAsksNothingOfTheRegistry() async throws {
     let h = try CLIHarness(config: Self.config)
-    #expect(await h.run(["get"], input: "https://myreg.azurecr.io/", argv0: "docker-credential-tokenbroker") == 1)
-    #expect(h.stdout.contains("not support"))
+    #expect(await h.run(["get"], input: "https://myreg.azurecr.io/", argv0: "docker-credential-tokenbroker") == 3)
+    #expect(h.stdout.contains("tokenbroker login work"))
+    #expect(h.stderr == h.stdout)
   }
 
   @Test func emptyServerURL() async throws {
     let h = try CLIHarness(config: Self.config)
     #expect(await h.run(["get"], input: " \n", argv0: "docker-credential-tokenbroker") == 1)
     #expect(h.stdout == "no credentials server URL\n")
+    #expect(h.stderr == h.stdout)
   }
 
   @Test func listShowsExactHostsWithUsernames() async throws {
@@ -61,7 +64,7 @@ import Testing
     #expect(await h.run(["list"], argv0: "docker-credential-tokenbroker") == 0)
     #expect(
       h.stdout
-        == #"{"https://dev.example.test":"dev-user","https://europe-west1-docker.pkg.dev":"tokenbroker","https://git.example.test":"tokenbroker","https://myreg.azurecr.io":"tokenbroker","https://registry.example.test:5000":"tokenbroker"}"#
+        == #"{"https://dev.example.test":"dev-user","https://europe-west1-docker.pkg.dev":"tokenbroker","https://git.example.test":"tokenbroker","https://myreg.azurecr.io":"00000000-0000-0000-0000-000000000000","https://registry.example.test:5000":"tokenbroker"}"#
         + "\n")
   }
 

@@ -81,7 +81,7 @@ class DockerHelperTest(BrokerTestCase):
             "https://git.example.test": "user1@example.test",
             "https://europe-west1-docker.pkg.dev": "user1@example.test",
             "https://registry.example.test:5000": "user1@example.test",
-            "https://myreg.azurecr.io": "user1@example.test",
+            "https://myreg.azurecr.io": "00000000-0000-0000-0000-000000000000",
         })
 
     def test_store_and_erase_accept_and_ignore_their_input(self):
@@ -101,23 +101,15 @@ class DockerHelperTest(BrokerTestCase):
         again = dict(self.reply(self.docker("get", "europe-west1-docker.pkg.dev")))["Secret"]
         self.assertEqual(again, first)
 
-    def test_azure_container_registry_is_not_supported_yet(self):
-        self.sign_in()
-        r = self.docker("get", "https://myreg.azurecr.io")
-        self.assertEqual(r.returncode, 1)
-        self.assertIn(b"Azure Container Registry", r.stdout)
-        self.assertIn(b"not support", r.stdout)
-        self.assertNotIn(b"Secret", r.stdout)
-
     def test_not_signed_in_and_bad_requests(self):
-        """Errors go to stdout, where docker reads them: not signed in (status 3, names the
-        login), no server URL (1), a usage line for a wrong argv (1)."""
+        """Errors go to stdout, where docker reads them, and to stderr: not signed in (status 3,
+        names the login), no server URL (1), a usage line for a wrong argv (1)."""
         r = self.docker("get", "europe-west1-docker.pkg.dev")
         self.assertEqual(r.returncode, 3)
         self.assertIn(b"tokenbroker login work", r.stdout)
-        self.assertEqual(r.stderr, b"")
+        self.assertEqual(r.stderr, r.stdout)
         r = self.docker("get", "\n")
-        self.assertEqual((r.returncode, r.stdout), (1, b"no credentials server URL\n"))
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (1, b"no credentials server URL\n", b"no credentials server URL\n"))
         for args in ((), ("frobnicate",), ("get", "extra")):
             with self.subTest(args=args):
                 r = self.run_broker(*args, argv0=NAME)

@@ -7,7 +7,8 @@ import BrokerProviders
 /// argv[1] is the action. Everything docker reads goes to **stdout**, errors included: docker runs
 /// the helper with its stdout captured and shows that text when the status is not 0; a reply of
 /// exactly `credentials not found in native keychain` with status 1 means "no credentials here" and
-/// docker goes on without any. Other failures keep tokenbroker's exit codes (interface.md §6: 3 sign
+/// docker goes on without any. Every error message also goes to stderr (`fail`), for a person or a
+/// log that reads it there. Other failures keep tokenbroker's exit codes (interface.md §6: 3 sign
 /// in, 4 provider, 5 keyring, 64 config), which docker treats alike (any status but 0 is an error).
 enum DockerHelperCommand {
   static let notFound = "credentials not found in native keychain"
@@ -41,30 +42,37 @@ enum DockerHelperCommand {
         context.writeOutput(usage + "\n")
         return 0
       default:
-        context.writeOutput("unknown credential action `\(TerminalText.clean(action))`\n" + usage + "\n")
+        fail("unknown credential action `\(TerminalText.clean(action))`", context: context)
+        context.writeOutput(usage + "\n")
         return ExitStatus.failure.rawValue
       }
     } catch {
       let mapped = ErrorMapping.map(error)
-      context.writeOutput("tokenbroker: " + mapped.message + "\n")
+      fail("tokenbroker: " + mapped.message, context: context)
       return mapped.status.rawValue
     }
+  }
+
+  /// One error line, on stdout where docker, podman and skopeo read it, and on stderr.
+  static func fail(_ line: String, context: ProcessContext) {
+    context.writeOutput(line + "\n")
+    context.writeError(line + "\n")
   }
 
   /// `get`: the server URL on stdin; `{"ServerURL":…,"Username":…,"Secret":…}` on stdout.
   private static func get(runtime: Runtime) async throws -> Int32 {
     let context = runtime.context
     guard let bytes = context.readInput(maxInput), let text = String(validating: bytes, as: UTF8.self) else {
-      context.writeOutput("tokenbroker: the registry address on stdin is too long or not UTF-8; nothing was looked up\n")
+      fail("tokenbroker: the registry address on stdin is too long or not UTF-8; nothing was looked up", context: context)
       return ExitStatus.failure.rawValue
     }
     let serverURL = text.trimmingWhitespace()
     if serverURL.isEmpty {
-      context.writeOutput("no credentials server URL\n")
+      fail("no credentials server URL", context: context)
       return ExitStatus.failure.rawValue
     }
     guard let host = RegistryAddress.host(of: serverURL) else {
-      context.writeOutput("tokenbroker: cannot read a registry host in the server URL; nothing was looked up\n")
+      fail("tokenbroker: cannot read a registry host in the server URL; nothing was looked up", context: context)
       return ExitStatus.failure.rawValue
     }
     guard let match = try HostResolver(config: runtime.config()).resolve(host: host) else {
@@ -73,30 +81,43 @@ enum DockerHelperCommand {
       return ExitStatus.failure.rawValue
     }
     runtime.verbose("'\(host)' is served by account '\(match.account.name)' (\(match.rule))")
-    if RegistryAddress.isAzureContainerRegistry(host) {
-      context.writeOutput(
-        "tokenbroker: '\(host)' is an Azure Container Registry, which needs a token exchange that tokenbroker does not support yet; use 'az acr login' for it\n"
-      )
-      return ExitStatus.failure.rawValue
+    if match.registry == .acr && match.account.provider != .azure {
+      throw ConfigError.invalid(
+        file: "config", group: "account \(match.account.name)", key: "hosts",
+        problem: "'\(host)' is an Azure Container Registry, which takes only an azure account's token; serve it with an azure account")
+    }
+    if match.registry == .acr {
+      let registry = try await runtime.registryToken(host: host, account: match.account) {
+        try await runtime.accessToken(
+          account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false
+        ).accessToken
+      }
+      reply(serverURL: serverURL, username: AzureRegistryExchange.username, secret: registry.refreshToken, context: context)
+      return 0
     }
     let token = try await runtime.accessToken(
       account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
-    let username = match.username ?? token.identity ?? "tokenbroker"
-    context.writeOutput(
-      "{\"ServerURL\":\(JSONText.encode(serverURL)),\"Username\":\(JSONText.encode(username)),"
-        + "\"Secret\":\(JSONText.encode(token.accessToken.revealed))}\n")
+    reply(serverURL: serverURL, username: match.username ?? token.identity ?? "tokenbroker", secret: token.accessToken, context: context)
     runtime.answerIsPure()
     return 0
   }
 
+  private static func reply(serverURL: String, username: String, secret: Secret, context: ProcessContext) {
+    context.writeOutput(
+      "{\"ServerURL\":\(JSONText.encode(serverURL)),\"Username\":\(JSONText.encode(username)),"
+        + "\"Secret\":\(JSONText.encode(secret.revealed))}\n")
+  }
+
   /// `list`: `{"https://HOST":"USERNAME",…}` for every configured exact host (patterns cannot be
-  /// listed). A host without a configured username shows the signed-in identity, or `tokenbroker`.
+  /// listed). A host without a configured username shows the signed-in identity, or `tokenbroker`;
+  /// an Azure Container Registry the user name its tokens go with.
   private static func list(runtime: Runtime) async throws -> Int32 {
     let hosts = try HostResolver(config: runtime.config()).configuredHosts
     var identities: [String: String] = [:]
     var entries: [String: String] = [:]
     for (host, match) in hosts {
-      var username = match.username
+      // An ACR host is given the registry's user name with the exchanged token.
+      var username = match.registry == .acr ? AzureRegistryExchange.username : match.username
       if username == nil {
         let name = match.account.name
         if identities[name] == nil {
@@ -125,11 +146,6 @@ enum RegistryAddress {
     let host = rest.lowercased()
     guard !host.isEmpty, host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else { return nil }
     return host
-  }
-
-  /// `*.azurecr.io` (any port): ACR takes an AAD token only through its `/oauth2/exchange`.
-  static func isAzureContainerRegistry(_ host: String) -> Bool {
-    HostResolverName.stripPort(host).hasSuffix(".azurecr.io")
   }
 }
 
