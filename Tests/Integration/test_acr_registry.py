@@ -1,0 +1,225 @@
+"""Azure Container Registry through `docker-credential-tokenbroker` (interface.md §5): Debian's
+`skopeo` copies an image into and out of Debian's `docker-registry` (distribution, token
+authentication, TLS) behind an ACR-like front (acr_registry.py) whose `/oauth2/exchange` accepts
+only tokens the identity provider emulator issued. skopeo finds the helper through `credHelpers` in
+`$XDG_RUNTIME_DIR/containers/auth.json`, as the README says."""
+import gzip
+import io
+import json
+import os
+import shutil
+import tarfile
+import time
+import unittest
+
+from acr_registry import ACRRegistry, USERNAME, digest
+from harness import TOKENBROKER, BrokerTestCase, cert_dir
+
+HELPER = "docker-credential-tokenbroker"
+LAYERS = 30
+OCI_LAYER = "application/vnd.oci.image.layer.v1.tar+gzip"
+
+
+def write_oci_layout(path, layers=LAYERS, tag="v1"):
+    """An OCI image layout (image-spec `image-layout.md`) of `layers` one-file layers, by hand."""
+    blobs = os.path.join(path, "blobs", "sha256")
+    os.makedirs(blobs)
+
+    def put(data):
+        d = digest(data)
+        with open(os.path.join(blobs, d.split(":")[1]), "wb") as f:
+            f.write(data)
+        return {"digest": d, "size": len(data)}
+
+    descriptors, diff_ids = [], []
+    for i in range(layers):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+            content = ("layer %d\n" % i).encode()
+            info = tarfile.TarInfo("file-%02d.txt" % i)
+            info.size, info.mtime = len(content), 0
+            tar.addfile(info, io.BytesIO(content))
+        diff_ids.append(digest(buf.getvalue()))
+        # Compressed already, so skopeo pushes the very blobs (it compresses plain tar layers).
+        descriptors.append(dict(put(gzip.compress(buf.getvalue(), mtime=0)), mediaType=OCI_LAYER))
+    config = put(json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                             "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode())
+    manifest = put(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                               "config": dict(config, mediaType="application/vnd.oci.image.config.v1+json"),
+                               "layers": descriptors}).encode())
+    with open(os.path.join(path, "oci-layout"), "w") as f:
+        json.dump({"imageLayoutVersion": "1.0.0"}, f)
+    with open(os.path.join(path, "index.json"), "w") as f:
+        json.dump({"schemaVersion": 2, "manifests": [dict(
+            manifest, mediaType="application/vnd.oci.image.manifest.v1+json",
+            annotations={"org.opencontainers.image.ref.name": tag})]}, f)
+    return [d["digest"] for d in descriptors]
+
+
+def layer_digests(path):
+    with open(os.path.join(path, "index.json")) as f:
+        manifest_digest = json.load(f)["manifests"][0]["digest"]
+    with open(os.path.join(path, "blobs", "sha256", manifest_digest.split(":")[1])) as f:
+        return [d["digest"] for d in json.load(f)["layers"]]
+
+
+@unittest.skipUnless(shutil.which("skopeo") and shutil.which("docker-registry"),
+                     "needs Debian's skopeo and docker-registry (make deps)")
+class ACRRegistryTest(BrokerTestCase):
+    # Entra's access tokens are JWTs; the exchange names their `tid` as the tenant.
+    emulator_options = {"azure_jwt_access_tokens": True}
+    refresh_lifetime = 3 * 3600
+
+    def setUp(self):
+        super().setUp()
+        self.acr = ACRRegistry(self.emu, cert_dir(), self.tmp, refresh_lifetime=self.refresh_lifetime).start()
+        self.addCleanup(self.acr.stop)
+        self.write_config(self.default_config() + "\n[host %s]\naccount = work\nregistry = acr\n" % self.acr.host)
+        self.bin = os.path.join(self.tmp, "bin")
+        os.makedirs(self.bin)
+        os.symlink(TOKENBROKER, os.path.join(self.bin, HELPER))
+        auth = os.path.join(self.runtime, "containers", "auth.json")
+        os.makedirs(os.path.dirname(auth))
+        with open(auth, "w") as f:
+            json.dump({"credHelpers": {self.acr.host: "tokenbroker"}}, f)
+        self.certs = os.path.join(self.tmp, "registry-certs")
+        os.makedirs(self.certs)
+        shutil.copy(self.ca_file, os.path.join(self.certs, "ca.crt"))
+        self.policy = os.path.join(self.tmp, "policy.json")
+        with open(self.policy, "w") as f:
+            json.dump({"default": [{"type": "insecureAcceptAnything"}]}, f)
+
+    def helper_env(self):
+        return self.env(PATH=self.bin + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
+
+    def sign_in(self):
+        rc, out, err = self.login()
+        self.assertEqual(rc, 0, err)
+
+    def skopeo(self, *args, timeout=180):
+        import subprocess
+        return subprocess.run(["skopeo", "--policy", self.policy, *args], capture_output=True,
+                              env=self.helper_env(), timeout=timeout)
+
+    def copy_in(self, source, ref="demo:v1"):
+        return self.skopeo("copy", "--dest-cert-dir", self.certs, "oci:%s:v1" % source,
+                           "docker://%s/%s" % (self.acr.host, ref))
+
+    def copy_out(self, target, ref="demo:v1"):
+        return self.skopeo("copy", "--src-cert-dir", self.certs, "docker://%s/%s" % (self.acr.host, ref),
+                           "oci:%s:v1" % target)
+
+    def helper_get(self):
+        return self.run_broker("get", input=self.acr.host, argv0=HELPER)
+
+    def refresh_token_items(self):
+        """The attributes of each stored refresh token (a refresh may rotate its secret)."""
+        return [i["attributes"] for i in self.keyring_items() if i["attributes"].get("kind") == "refresh-token"]
+
+
+class CopyTest(ACRRegistryTest):
+    def test_skopeo_copies_in_and_out_with_one_exchange(self):
+        """30 layers pushed and pulled (over 60 blob requests) through the helper named in
+        `credHelpers`: one exchange of an emulator-issued token, whose registry token then
+        serves every request for it."""
+        self.sign_in()
+        source = os.path.join(self.tmp, "image")
+        layers = write_oci_layout(source)
+        r = self.copy_in(source)
+        self.assertEqual(r.returncode, 0, r.stderr.decode() + self.acr.log())
+        target = os.path.join(self.tmp, "pulled")
+        r = self.copy_out(target)
+        self.assertEqual(r.returncode, 0, r.stderr.decode() + self.acr.log())
+        self.assertEqual(layer_digests(target), layers)
+        r = self.skopeo("inspect", "--cert-dir", self.certs, "docker://%s/demo:v1" % self.acr.host)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertEqual(json.loads(r.stdout)["Layers"], layers)
+        for _ in range(5):
+            self.assertEqual(self.helper_get().returncode, 0)
+        self.assertGreaterEqual(self.acr.count("blobs"), 2 * LAYERS)
+        self.assertEqual(self.acr.count("exchanges"), 1, self.acr.exchanges)
+        exchange = self.acr.exchanges[0]
+        self.assertEqual((exchange["grant_type"], exchange["service"]), ("access_token", self.acr.host))
+        # The registry's realm was asked with the helper's username and the registry token only.
+        self.assertTrue(self.acr.token_requests)
+        self.assertTrue(all(ok for _, _, ok in self.acr.token_requests), self.acr.token_requests)
+
+    def test_get_prints_the_acr_username_and_a_registry_token_never_the_entra_token(self):
+        self.sign_in()
+        r = self.helper_get()
+        self.assertEqual((r.returncode, r.stderr), (0, b""), r.stdout)
+        reply = json.loads(r.stdout)
+        self.assertEqual(reply["ServerURL"], self.acr.host)
+        self.assertEqual(reply["Username"], USERNAME)
+        self.assertIn(reply["Secret"], self.acr.issued)
+        self.assertIsNone(self.emu.validate_access_token(reply["Secret"]))
+        # Kept in the agent's memory, never in the keyring.
+        again = json.loads(self.helper_get().stdout)["Secret"]
+        self.assertEqual(again, reply["Secret"])
+        self.assertEqual(self.acr.count("exchanges"), 1)
+        for item in self.keyring_items():
+            self.assertNotIn(reply["Secret"], json.dumps(item))
+
+
+class ExpiryTest(ACRRegistryTest):
+    # Kept until five minutes before exp: 8 s here.
+    refresh_lifetime = 300 + 8
+
+    def test_after_the_registry_tokens_expiry_the_next_copy_exchanges_again_silently(self):
+        self.sign_in()
+        first = self.helper_get()
+        self.assertEqual(first.returncode, 0, first.stdout)
+        self.assertEqual(json.loads(self.helper_get().stdout)["Secret"], json.loads(first.stdout)["Secret"])
+        self.assertEqual(self.acr.count("exchanges"), 1)
+        time.sleep(9)
+        source = os.path.join(self.tmp, "image")
+        write_oci_layout(source, layers=2)
+        r = self.copy_in(source)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        self.assertEqual(self.acr.count("exchanges"), 2, self.acr.exchanges)
+        self.assertNotIn(b"tokenbroker", r.stderr)
+
+
+class FailureTest(ACRRegistryTest):
+    def test_exchange_401_is_exit_3_naming_the_login_and_nothing_is_deleted(self):
+        """The registry refuses a token the emulator no longer holds valid (revoked): exit 3,
+        our message on stdout (where skopeo reads it) and stderr; the refresh token stays."""
+        self.sign_in()
+        r = self.run_broker("token", "get", "work", "--scope", "https://containerregistry.azure.net/.default")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.emu.revoke(r.stdout.strip().decode())
+        items = self.refresh_token_items()
+        self.assertEqual(len(items), 1)
+        r = self.helper_get()
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn(b"tokenbroker login work", r.stdout)
+        self.assertEqual(r.stdout, r.stderr)
+        self.assertEqual(len(r.stdout.splitlines()), 1)
+        source = os.path.join(self.tmp, "image")
+        write_oci_layout(source, layers=1)
+        r = self.copy_in(source)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(b"tokenbroker login work", r.stderr)
+        self.assertEqual(self.refresh_token_items(), items)
+
+    def test_404_names_the_host_and_5xx_429_or_a_page_is_never_a_sign_out(self):
+        self.sign_in()
+        items = self.refresh_token_items()
+        cases = [(404, None, 1, self.acr.host.encode()), (503, None, 4, b"try again later"),
+                 (429, None, 4, b"try again later"), (200, "<html><body>proxy sign-in</body></html>", 4, b"refresh_token")]
+        for status, body, code, text in cases:
+            with self.subTest(status=status, body=body):
+                self.acr.exchange_status, self.acr.exchange_body = status, body
+                r = self.helper_get()
+                self.assertEqual(r.returncode, code, r.stdout)
+                self.assertIn(text, r.stdout)
+                self.assertEqual(r.stdout, r.stderr)
+                self.assertNotIn(b"tokenbroker login", r.stdout)
+        self.assertEqual(self.refresh_token_items(), items)
+        self.acr.exchange_status = self.acr.exchange_body = None
+        r = self.helper_get()
+        self.assertEqual(r.returncode, 0, r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
