@@ -27,13 +27,12 @@ enum Core {
   /// - Parameter input: standard input already read (it is handed on through a pipe first).
   static func exec(replaying input: StandardInput = StandardInput()) -> Never {
     if input.started, let problem = input.replay() {
-      FileDescriptor.standardError.write("tokenbroker: \(problem); try again, or set 'agent = off' in [broker]\n")
+      FileDescriptor.error("tokenbroker: \(problem); try again, or set 'agent = off' in [broker]\n")
       exit(1)
     }
     execv(path, CommandLine.unsafeArgv)
     let reason = String(cString: strerror(errno))
-    FileDescriptor.standardError.write(
-      "tokenbroker: cannot run \(path) (\(reason)); reinstall tokenbroker (make install)\n")
+    FileDescriptor.error("tokenbroker: cannot run \(path) (\(reason)); reinstall tokenbroker (make install)\n")
     exit(1)
   }
 
@@ -54,6 +53,15 @@ struct FileDescriptor {
   static let standardError = FileDescriptor(fd: 2)
 
   func write(_ text: String) { write(Array(text.utf8)) }
+
+  /// An error line on stderr, and under a `docker-credential-*` name on stdout too: docker, podman
+  /// and skopeo show only a helper's stdout (interface.md §5).
+  static func error(_ line: String) {
+    let argv0 = CommandLine.arguments.first ?? ""
+    let name = argv0.utf8.lastIndex(of: UInt8(ascii: "/")).flatMap { String(argv0.utf8[argv0.utf8.index(after: $0)...]) } ?? argv0
+    if name.hasPrefix("docker-credential-") { standardOutput.write(line) }
+    standardError.write(line)
+  }
 
   func write(_ bytes: [UInt8]) {
     var offset = 0

@@ -58,7 +58,7 @@ enum Front {
       Core.exec(because: "it ended before answering", replaying: input)
     case .timedOut:
       ignoreClosedReaders()
-      FileDescriptor.standardError.write(
+      FileDescriptor.error(
         "tokenbroker: the agent did not answer within \(replyBound / 1000) s; run 'tokenbroker agent stop' and try again\n")
       exit(4)
     }

@@ -3,9 +3,12 @@ docker credential helper protocol (interface.md §5; reference/protocols.md §7.
 docker/docker-credential-helpers `credentials/credentials.go`): field by field, against the
 emulator and a real keyring."""
 import json
+import os
+import shutil
+import subprocess
 import unittest
 
-from harness import BrokerTestCase
+from harness import TOKENBROKER, BrokerTestCase
 
 NAME = "docker-credential-tokenbroker"
 HOSTS = ("git.example.test europe-west1-docker.pkg.dev registry.example.test:5000 myreg.azurecr.io"
@@ -118,6 +121,23 @@ class DockerHelperTest(BrokerTestCase):
         r = self.docker("version")
         self.assertEqual(r.returncode, 0)
         self.assertTrue(r.stdout.startswith(b"docker-credential-tokenbroker (tokenbroker) "))
+
+    def test_the_fronts_own_errors_go_to_stdout_too(self):
+        """A front that cannot run tokenbroker-core (installed without it) says so where docker
+        reads it, on stdout, and on stderr; as `tokenbroker`, on stderr only."""
+        lone = os.path.join(self.tmp, "lone")
+        os.makedirs(lone)
+        shutil.copy(TOKENBROKER, os.path.join(lone, NAME))
+        shutil.copy(TOKENBROKER, os.path.join(lone, "tokenbroker"))
+        r = subprocess.run([os.path.join(lone, NAME), "get"], input=b"europe-west1-docker.pkg.dev\n",
+                           capture_output=True, env=self.env(), timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(b"cannot run", r.stdout)
+        self.assertEqual(r.stdout, r.stderr)
+        r = subprocess.run([os.path.join(lone, "tokenbroker"), "get"], input=b"protocol=https\nhost=git.example.test\n\n",
+                           capture_output=True, env=self.env(), timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (1, b""))
+        self.assertIn(b"cannot run", r.stderr)
 
     def test_secret_only_on_stdout(self):
         self.sign_in()
