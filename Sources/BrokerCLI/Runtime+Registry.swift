@@ -21,7 +21,8 @@ extension Runtime {
     }
     let transport: any HTTPTransport =
       diagnostics.isOn ? DiagnosedTransport(CurlTransport(), diagnostics: diagnostics) : CurlTransport()
-    let exchange = AzureRegistryExchange(transport: transport, caFiles: try config().settings.caFiles(account))
+    let exchange = AzureRegistryExchange(
+      transport: transport, caFiles: try config().settings.caFiles(account), time: SystemTime())
     let bearer = try await accessToken()
     let (name, tenant) = (account.name, account.tenant)
     let run: @Sendable () async throws -> RegistryToken = {

@@ -146,9 +146,15 @@ class CopyTest(ACRRegistryTest):
 
     def test_get_prints_the_acr_username_and_a_registry_token_never_the_entra_token(self):
         self.sign_in()
+        r = self.run_broker("get", input=self.acr.host, argv0=HELPER, env=self.env(TOKENBROKER_VERBOSE="1"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn(b"exchanged the token of 'work' for a registry token of '%s'" % self.acr.host.encode(), r.stderr)
+        verbose = r.stderr
         r = self.helper_get()
         self.assertEqual((r.returncode, r.stderr), (0, b""), r.stdout)
         reply = json.loads(r.stdout)
+        access = self.run_broker("token", "get", "work", "--scope", "https://containerregistry.azure.net/.default")
+        self.assert_no_leak(reply["Secret"], access.stdout.strip().decode(), outputs=[verbose])
         self.assertEqual(reply["ServerURL"], self.acr.host)
         self.assertEqual(reply["Username"], USERNAME)
         self.assertIn(reply["Secret"], self.acr.issued)

@@ -30,10 +30,15 @@ public struct AzureRegistryExchange: Sendable {
 
   let transport: any HTTPTransport
   let caFiles: [String]
+  let time: any TimeSource
+  /// Tries of an exchange that fails transiently (5xx, 408, no connection, no answer in time),
+  /// waiting 1 s, then 2 s, as the token endpoints are tried; a 429 is never tried again at once.
+  var maxAttempts = 3
 
-  public init(transport: any HTTPTransport, caFiles: [String]) {
+  public init(transport: any HTTPTransport, caFiles: [String], time: any TimeSource) {
     self.transport = transport
     self.caFiles = caFiles
+    self.time = time
   }
 
   /// The exchange request for `host` (`name[:port]`, lower-cased).
@@ -51,26 +56,47 @@ public struct AzureRegistryExchange: Sendable {
   /// for a registry refresh token. Deletes nothing, whatever the answer.
   /// - Parameters:
   ///   - host: the registry, `name[:port]`, lower-cased.
-  ///   - tenant: the tenant to name; nil: the access token's `tid`, else `fallbackTenant`.
+  ///   - fallbackTenant: the tenant named when the access token is no JWT with a `tid`.
   /// - Throws: `RegistryError.refused` (401: exit 3), `.notFound` (404: exit 1), `.rejected`
-  ///   (other 4xx: exit 1), `.unavailable` (5xx, 408, 429, a page that is not the JSON, no
-  ///   `refresh_token`, a failure below HTTP: exit 4); `HTTPError.libraryUnavailable` as it is.
+  ///   (other 4xx: exit 1), `.unavailable` (5xx or 408 after `maxAttempts`, 429, a page that is
+  ///   not the JSON, no `refresh_token`, a failure below HTTP: exit 4);
+  ///   `HTTPError.libraryUnavailable` as it is.
   public func exchange(host: String, account: String, accessToken: Secret, fallbackTenant: String) async throws
     -> RegistryToken
   {
     let tenant = IDToken.claims(of: accessToken.revealed).tid ?? fallbackTenant
-    let response: HTTPResponse
-    do {
-      response = try await transport.send(request(host: host, tenant: tenant, accessToken: accessToken))
-    } catch let error as HTTPError {
-      if case .libraryUnavailable = error { throw error }
-      throw RegistryError.unavailable(host: host, detail: error.description)
+    let request = request(host: host, tenant: tenant, accessToken: accessToken)
+    var attempt = 1
+    while true {
+      let tries = attempt == 1 ? "" : " (\(attempt) attempts)"
+      do {
+        let response = try await transport.send(request)
+        let transient = response.status >= 500 || response.status == 408
+        if !transient || attempt >= maxAttempts {
+          return try Self.token(from: response, host: host, account: account, tries: tries)
+        }
+      } catch let error as HTTPError {
+        if case .libraryUnavailable = error { throw error }
+        guard Self.isTransient(error), attempt < maxAttempts else {
+          throw RegistryError.unavailable(host: host, detail: error.description + tries)
+        }
+      }
+      try await time.sleep(seconds: Double(1 << (attempt - 1)))
+      attempt += 1
     }
-    return try Self.token(from: response, host: host, account: account)
+  }
+
+  /// A failure below HTTP worth another try (a TLS or URL problem is not).
+  static func isTransient(_ error: HTTPError) -> Bool {
+    switch error {
+    case .timedOut, .cannotConnect, .cannotResolve, .other: return true
+    default: return false
+    }
   }
 
   /// The registry token in an exchange `response`, or the error it stands for.
-  static func token(from response: HTTPResponse, host: String, account: String) throws -> RegistryToken {
+  /// - Parameter tries: ` (N attempts)` after a retry, for the message.
+  static func token(from response: HTTPResponse, host: String, account: String, tries: String = "") throws -> RegistryToken {
     struct Reply: Decodable {
       var refresh_token: String?
     }
@@ -86,7 +112,8 @@ public struct AzureRegistryExchange: Sendable {
     case 401: throw RegistryError.refused(account: account, host: host)
     case 404: throw RegistryError.notFound(host: host)
     case 408, 429, 500...:
-      throw RegistryError.unavailable(host: host, detail: "its token exchange answered HTTP \(response.status); try again later")
+      throw RegistryError.unavailable(
+        host: host, detail: "its token exchange answered HTTP \(response.status)\(tries); try again later")
     default:
       throw RegistryError.rejected(account: account, host: host, status: response.status)
     }

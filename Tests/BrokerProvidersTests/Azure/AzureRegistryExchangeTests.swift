@@ -10,14 +10,15 @@ import Testing
   static let accessToken = Secret(Fixtures.jwt(#"{"tid":"tid-1","aud":"https://containerregistry.azure.net","exp":1700003600}"#))
   static let registryToken = Fixtures.jwt(#"{"jti":"r1","exp":1700010800,"grant_type":"refresh_token"}"#)
 
-  static func exchange(_ transport: FakeTransport) async throws -> RegistryToken {
-    try await AzureRegistryExchange(transport: transport, caFiles: ["/ca.pem"]).exchange(
+  static func exchange(_ transport: FakeTransport, time: FakeTime = FakeTime()) async throws -> RegistryToken {
+    try await AzureRegistryExchange(transport: transport, caFiles: ["/ca.pem"], time: time).exchange(
       host: host, account: "work", accessToken: accessToken, fallbackTenant: "organizations")
   }
 
+  /// The error of an exchange answered `reply` every time.
   static func failure(_ reply: FakeTransport.Reply) async -> (any Error)? {
     do {
-      _ = try await exchange(FakeTransport([reply]))
+      _ = try await exchange(FakeTransport([reply, reply, reply]))
       return nil
     } catch { return error }
   }
@@ -40,7 +41,7 @@ import Testing
 
   @Test func anOpaqueAccessTokenNamesTheAccountsTenantAndAnOpaqueRegistryTokenIsNeverKept() async throws {
     let transport = FakeTransport([.json(#"{"refresh_token":"opaque-registry-token"}"#)])
-    let token = try await AzureRegistryExchange(transport: transport, caFiles: []).exchange(
+    let token = try await AzureRegistryExchange(transport: transport, caFiles: [], time: FakeTime()).exchange(
       host: "reg.example.test:5000", account: "work", accessToken: Secret("opaque"), fallbackTenant: "contoso.example")
     #expect(token.expiresOn == nil && token.servedUntil == nil)
     #expect(transport.requests.first?.formFields["tenant"] == "contoso.example")
@@ -64,6 +65,27 @@ import Testing
     let error = await Self.failure(.json("{}", status: status))
     guard case .unavailable(let host, _) = error as? RegistryError else { Issue.record("\(String(describing: error))"); return }
     #expect(host == Self.host)
+  }
+
+  @Test func serverTroubleIsTriedThreeTimesAThrottleOnce() async throws {
+    let time = FakeTime()
+    let recovering = FakeTransport([
+      .json("{}", status: 503), .failure(.cannotConnect(host: Self.host)), .json(#"{"refresh_token":"\#(Self.registryToken)"}"#),
+    ])
+    #expect(try await Self.exchange(recovering, time: time).refreshToken.revealed == Self.registryToken)
+    #expect(time.sleeps == [1, 2])
+    let down = FakeTransport([.json("{}", status: 502), .json("{}", status: 502), .json("{}", status: 502), .json("{}", status: 502)])
+    await #expect(throws: RegistryError.unavailable(
+      host: Self.host, detail: "its token exchange answered HTTP 502 (3 attempts); try again later")) {
+      try await Self.exchange(down)
+    }
+    #expect(down.requests.count == 3)
+    let throttled = FakeTransport([.json("{}", status: 429), .json("{}", status: 429)])
+    await #expect(throws: RegistryError.self) { try await Self.exchange(throttled) }
+    #expect(throttled.requests.count == 1)
+    let tls = FakeTransport([.failure(.tls(host: Self.host, detail: "unknown CA")), .json("{}")])
+    await #expect(throws: RegistryError.self) { try await Self.exchange(tls) }
+    #expect(tls.requests.count == 1)
   }
 
   @Test func aPageOrAReplyWithoutTheTokenIsUnavailableNeverASignOut() async {
