@@ -133,12 +133,17 @@ enum Help {
         --dry-run  print the git config commands instead of running them
       """,
     "account": """
-      Edits the user config file (or the --config file) through GKeyFile; comments are kept.
+      Edits the user config file (or the --config file) line by line: only the group edited
+      changes; every other line, comment and blank line stays as it was.
       add NAME --provider azure|google|sharepoint|oidc [--KEY VALUE]...
-                   writes [account NAME] with the given keys (client-id, tenant, scopes, hosts,
-                   ... see tokenbroker-config(5)); an existing account needs --replace
-      remove NAME  deletes [account NAME]; its tokens stay until 'tokenbroker logout NAME'
-      The resulting config is checked first: a bad key or value exits 64 and changes nothing.
+                   adds [account NAME] with the given keys (client-id, tenant, scopes, hosts,
+                   ... see tokenbroker-config(5)) at the end of the file
+        --replace  for an existing account: set the keys given, in their places, and keep the
+                   others (--provider may be left out; another provider needs 'remove' first)
+      remove NAME  deletes [account NAME] and the comment lines directly above it; its tokens
+                   stay until 'tokenbroker logout NAME'
+      The resulting config is checked first: a bad key or value exits 64 naming the option,
+      and the file is not changed.
       """,
     "version": "Prints the versions of tokenbroker, libcurl and libsecret.",
     "unlock": """

@@ -3,13 +3,16 @@ import BrokerStore
 
 /// `tokenbroker account add NAME --provider P [--KEY VALUE]... [--replace]` and
 /// `tokenbroker account remove NAME`: edit the user's config file (or the `--config` /
-/// `TOKENBROKER_CONFIG` file) through GKeyFile, keeping its comments (interface.md §2.1, §3).
+/// `TOKENBROKER_CONFIG` file) line by line (`KeyFileEditor`): every line outside the edited
+/// group keeps its bytes, comments and blank lines included (interface.md §2.1, §3).
 ///
 /// The edit is checked first: the config as it would read afterwards (`/etc/tokenbroker/config`
 /// merged with the edited file) must parse, and every key given to `add` must be a known account
-/// key; otherwise the command exits 64 naming the key and the file is left untouched. `remove` of
-/// an account the file does not define exits 64. Tokens in the keyring are not touched: `logout`
-/// deletes them.
+/// key; otherwise the command exits 64 naming the option (or, for a fault the edit did not cause,
+/// the file) and the file is left untouched. `add --replace` of an existing account sets the keys
+/// given and keeps the others, as `git config` and `kubectl config set-credentials` do. `remove`
+/// of an account the file does not define exits 64. Tokens in the keyring are not touched:
+/// `logout` deletes them.
 enum AccountCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     switch args.first {
@@ -33,40 +36,58 @@ enum AccountCommand {
     let file = runtime.paths.userConfigFile
     let group = "account \(request.name)"
     let files = try ConfigFiles(paths: runtime.paths)
-    if files.merged.groups.contains(where: { $0.name == group }) && !request.replace {
-      throw HelperError(
-        status: .usage,
-        description: "account '\(request.name)' already exists in the config; pass --replace to overwrite it, or pick another name")
+    var edit = try KeyFileEditor(file: file)
+    let existing = files.system.merged(with: edit.read).groups.first { $0.name == group }
+    if let existing {
+      guard request.replace else {
+        throw HelperError(
+          status: .usage,
+          description: "account '\(request.name)' already exists in the config; pass --replace to set the keys given (the others stay), or pick another name")
+      }
+      let provider = existing.entries.last { $0.key == "provider" }?.value
+      if let given = request.provider, let provider, given != provider {
+        throw HelperError(
+          status: .usage,
+          description: "account '\(request.name)' has provider \(provider), and --replace keeps its other keys; to make it \(given), run 'tokenbroker account remove \(request.name)' first")
+      }
+    } else if request.provider == nil {
+      throw AddRequest.missingProvider
     }
     let (entries, pathGroups) = request.splitPathHosts()
-    var edited = files.user
-    func put(_ name: String, _ entries: [(String, String)]) {
-      let newGroup = RawConfig.Group(
-        name: name, file: file, entries: entries.map { RawConfig.Entry(key: $0.0, value: $0.1, file: file) })
-      if let i = edited.groups.firstIndex(where: { $0.name == name }) {
-        edited.groups[i] = newGroup
-      } else {
-        edited.groups.append(newGroup)
+    for name in pathGroups where !request.replace {
+      let bound = files.system.merged(with: edit.read).groups.first { $0.name == name }?.entries.last { $0.key == "account" }
+      if let bound, bound.value != request.name {
+        throw HelperError(
+          status: .usage,
+          description: "[\(name)] is bound to account '\(bound.value)'; pass --replace to bind it to '\(request.name)' (the config was not changed)")
       }
     }
-    put(group, entries)
-    for name in pathGroups { put(name, [("account", request.name)]) }
+    edit.set(group: group, entries: entries)
+    for name in pathGroups { edit.set(group: name, entries: [("account", request.name)]) }
+    let edited = try editing { try edit.result() }
     do {
       _ = try ConfigParser.parse(files.system.merged(with: edited))
-    } catch ConfigError.invalid(_, let g, let key?, let problem) where g == group {
-      // The command's options are at fault, not the file: name the option.
+    } catch ConfigError.invalid(let f, let g, let key?, let problem) where g == group {
+      let given = key == "provider" || request.entries.contains { $0.0 == key }
       throw HelperError(
         status: .usage,
         description: problem.hasPrefix("missing")
           ? "account add needs --\(key) \(problem.dropFirst("missing".count).trimmingSpaces()); the config was not changed"
-          : "--\(key): \(problem); the config was not changed")
+          : given
+            ? "--\(key): \(problem); the config was not changed"
+            : "\(f): [\(g)] \(key) (kept by --replace): \(problem); give --\(key) VALUE as well, or edit the file (it was not changed)")
+    } catch let error as ConfigError {
+      throw blamed(error, before: files.system.merged(with: edit.read), doing: "add account '\(request.name)'")
     }
-    try KeyFileEditor.setGroup(file: file, group: group, entries: entries)
+    try editing { try edit.write() }
     for name in pathGroups {
-      try KeyFileEditor.setGroup(file: file, group: name, entries: [("account", request.name)])
       runtime.context.say("bound [\(name)] to account '\(request.name)'; run 'tokenbroker setup-git \(request.name)' so that git sends the path")
     }
-    runtime.context.say("\(request.replace ? "wrote" : "added") account '\(request.name)' to \(file); sign in with 'tokenbroker login \(request.name)'")
+    if existing == nil {
+      runtime.context.say("added account '\(request.name)' to \(file); sign in with 'tokenbroker login \(request.name)'")
+    } else if !entries.isEmpty {
+      runtime.context.say("set \(entries.map(\.0).joined(separator: ", ")) of account '\(request.name)' in \(file) (its other keys stay)")
+    }
     return .success
   }
 
@@ -78,7 +99,8 @@ enum AccountCommand {
     let file = runtime.paths.userConfigFile
     let group = "account \(name)"
     let files = try ConfigFiles(paths: runtime.paths)
-    guard files.user.groups.contains(where: { $0.name == group }) else {
+    var edit = try KeyFileEditor(file: file)
+    guard edit.read.groups.contains(where: { $0.name == group }) else {
       let elsewhere = files.system.groups.contains { $0.name == group }
       throw HelperError(
         status: .usage,
@@ -86,8 +108,8 @@ enum AccountCommand {
           ? "account '\(name)' is defined in \(ConfigFiles.systemFile), which tokenbroker does not edit; remove it there"
           : "no account '\(name)' in \(file); nothing to remove (see 'tokenbroker accounts')")
     }
-    var edited = files.user
-    edited.groups.removeAll { $0.name == group }
+    edit.remove(group: group)
+    let edited = try editing { try edit.result() }
     do {
       _ = try ConfigParser.parse(files.system.merged(with: edited))
     } catch ConfigError.invalid(let f, let g, let key, let problem) {
@@ -95,111 +117,36 @@ enum AccountCommand {
         status: .usage,
         description: "cannot remove account '\(name)': without it, \(f): [\(g)]\(key.map { " " + $0 } ?? ""): \(problem); change or remove that group first (the config was not changed)")
     }
-    try KeyFileEditor.removeGroup(file: file, group: group)
+    try editing { try edit.write() }
     runtime.context.say("removed account '\(name)' from \(file); its tokens stay in the keyring until 'tokenbroker logout \(name)'")
     return .success
   }
-}
 
-/// The parsed arguments of `account add`: `NAME`, `--provider P`, any `--KEY VALUE` or
-/// `--KEY=VALUE` (each key once), `--replace`.
-struct AddRequest {
-  var name: String
-  var provider: String
-  var entries: [(String, String)] = []
-  var replace = false
-
-  /// - Throws: `UsageError` for a missing or malformed name, a missing `--provider`, a key given
-  ///   twice or without a value, or a value with a control character.
-  init(_ args: [String]) throws {
-    let usage = Help.usage("account")
-    var names: [String] = []
-    var provider: String?
-    var i = 0
-    var seen = Set<String>()
-    var lastList: (key: String, value: String)?  // the list option whose value was the argument just read
-    var listValueBefore: [String: String] = [:]  // a stray word -> the quoted option it belongs to
-    while i < args.count {
-      let a = args[i]
-      i += 1
-      if a == "--replace" {
-        replace = true
-        lastList = nil
-        continue
-      }
-      guard a.hasPrefix("--"), a.count > 2 else {
-        if a.hasPrefix("-") && a != "-" { throw UsageError("unknown option '\(a)'", usage: usage) }
-        if let (key, value) = lastList, !names.isEmpty { listValueBefore[a] = "--\(key) '\(value) \(a)'" }
-        lastList = nil
-        names.append(a)
-        continue
-      }
-      var key = String(a.dropFirst(2))
-      var value: String
-      if let eq = key.firstIndex(of: "=") {
-        value = String(key[key.index(after: eq)...])
-        key = String(key[..<eq])
-      } else {
-        guard i < args.count else { throw UsageError("missing value for '--\(key)'", usage: usage) }
-        value = args[i]
-        i += 1
-      }
-      lastList = ["scopes", "hosts"].contains(key) ? (key, value) : nil
-      guard seen.insert(key).inserted else { throw UsageError("'--\(key)' given twice", usage: usage) }
-      guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-        throw UsageError("the value of '--\(key)' holds a control character", usage: usage)
-      }
-      value = value.trimmingSpaces()
-      if key == "provider" { provider = value } else { entries.append((key, value)) }
-    }
-    guard let name = names.first else { throw UsageError("missing NAME", usage: usage) }
-    guard names.count == 1 else {
-      // `--scopes a b`: the list's second word is taken for a second NAME.
-      let hint = listValueBefore[names[1]].map { "; to give several values, quote them: \($0)" } ?? ""
-      throw UsageError("unexpected argument '\(names[1])'\(hint)", usage: usage)
-    }
-    guard AddRequest.isValidName(name) else {
-      throw UsageError("'\(name)' cannot be an account name: use letters, digits and . _ @ + -", usage: usage)
-    }
-    guard let provider else { throw UsageError("missing --provider (azure, google, sharepoint or oidc)", usage: usage) }
-    self.name = name
-    self.provider = provider
+  /// The error to report for `error`, found in the config as an edit would leave it: the
+  /// config's own when the config before the edit (`before`) has it too, else one saying the
+  /// edit would cause it.
+  private static func blamed(_ error: ConfigError, before: RawConfig, doing action: String) -> any Error {
+    do { _ = try ConfigParser.parse(before) } catch { return error }
+    var what = error.description
+    if let advice = what.lastIndex(of: ";") { what = String(what[..<advice]) }
+    return HelperError(status: .usage, description: "cannot \(action): \(what); change the options (the config was not changed)")
   }
 
-  /// The account group's entries (`provider` first) and the `[host HOST/PATH]` groups to bind to
-  /// the account: a `--hosts` entry with a path (`dev.azure.com/contoso`) cannot be an account's
-  /// `hosts` entry (interface.md §2.1: those are hosts and patterns), so it becomes a group of
-  /// its own with `account = NAME`; the other entries stay in `hosts` (none left: no `hosts` key).
-  func splitPathHosts() -> (entries: [(String, String)], pathGroups: [String]) {
-    var entries = [("provider", provider)]
-    var groups: [String] = []
-    for (key, value) in self.entries {
-      guard key == "hosts" else {
-        entries.append((key, value))
-        continue
-      }
-      let items = ScopeSet.split(value)
-      groups += items.filter { $0.contains("/") }.map { "host " + $0 }
-      let plain = items.filter { !$0.contains("/") }
-      if !plain.isEmpty { entries.append((key, plain.joined(separator: " "))) }
+  /// A `ConfigEditError` as the command's error: exit 64 for a file it cannot edit line by line,
+  /// 1 for one that changed or could not be written.
+  private static func editing<T>(_ body: () throws -> T) throws -> T {
+    do { return try body() } catch let e as ConfigEditError {
+      if case .notLineByLine = e { throw HelperError(status: .usage, description: e.description) }
+      throw HelperError(status: .failure, description: e.description)
     }
-    return (entries, groups)
-  }
-
-  /// Letters, digits and `. _ @ + -`, not starting with `-`: a name that fits a group header and
-  /// the one-word `via` and `[host] account` values.
-  static func isValidName(_ s: String) -> Bool {
-    !s.isEmpty && !s.hasPrefix("-") && s.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._@+-".contains($0)) }
   }
 }
 
-/// The config files an edit concerns: the one tokenbroker edits (`user`) and what is read before
-/// it (`system`: `/etc/tokenbroker/config`, none with `--config`).
+/// What is read before the config file tokenbroker edits (`system`: `/etc/tokenbroker/config`,
+/// none with `--config`).
 struct ConfigFiles {
   static let systemFile = "/etc/tokenbroker/config"
   var system: RawConfig
-  var user: RawConfig
-  var merged: RawConfig { system.merged(with: user) }
 
   /// - Throws: `ConfigError.unreadable` when a file exists but cannot be parsed.
   init(paths: BrokerPaths) throws {
@@ -207,6 +154,5 @@ struct ConfigFiles {
     for path in paths.configFiles where path != paths.userConfigFile {
       if let raw = try KeyFileLoader.load(file: path, required: false) { system = system.merged(with: raw) }
     }
-    user = try KeyFileLoader.load(file: paths.userConfigFile, required: false) ?? RawConfig()
   }
 }

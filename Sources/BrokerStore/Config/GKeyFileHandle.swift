@@ -89,20 +89,14 @@ final class GKeyFileHandle {
     return .success(String(decoded.dropLast(blanks)))
   }
 
-  /// `g_key_file_set_string` (escapes what the value needs).
-  func set(_ group: String, _ key: String, _ value: String) { g_key_file_set_string(pointer, group, key, value) }
-
-  func removeKey(_ group: String, _ key: String) { _ = g_key_file_remove_key(pointer, group, key, nil) }
-  func removeGroup(_ group: String) { _ = g_key_file_remove_group(pointer, group, nil) }
-
-  /// The file text (`g_key_file_to_data`), comments included.
-  var data: [UInt8] {
-    var length: gsize = 0
-    guard let text = g_key_file_to_data(pointer, &length, nil) else { return [] }
-    defer { g_free(text) }
-    return text.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
-      Array(UnsafeBufferPointer(start: $0, count: Int(length)))
-    }
+  /// `value` as `g_key_file_set_string` writes it into a file (`\s` for leading blanks, `\n`,
+  /// `\t`, `\r`, `\\`), read back raw with `g_key_file_get_value`.
+  static func escaped(_ value: String) -> String {
+    let scratch = GKeyFileHandle()
+    g_key_file_set_string(scratch.pointer, "g", "k", value)
+    let raw = g_key_file_get_value(scratch.pointer, "g", "k", nil)
+    defer { g_free(raw) }
+    return raw.map { String(cString: $0) } ?? value
   }
 
   private static func message(_ error: UnsafeMutablePointer<GError>) -> String {
