@@ -90,6 +90,8 @@ enum Help {
         --format F         token (default), header, json, env, exec-credential; cookie
                            accounts (sharepoint mode = cookie or imported-cookies): token
                            (name=value pairs), header (Cookie:), json, cookiejar (Netscape file)
+                           env: NAME=VALUE lines without 'export', for the shell's eval; to
+                           hand them to child processes: set -a; eval "$(...)"; set +a
         --json             the same as --format json (not with another --format)
       """,
     "logout": "Deletes every stored item of ACCOUNT (or of all accounts). The grant at the provider stays.",

@@ -32,7 +32,7 @@ import Testing
     #expect(rc == 0)
     let text = try file(h)
     #expect(text.contains("# my settings") && text.contains("# the work account"))
-    #expect(text.contains("[account personal]\nprovider=google\nclient-id=g-1\nclient-secret=s\nscopes=openid email\n"))
+    #expect(text == Self.config + "\n\n[account personal]\nprovider = google\nclient-id = g-1\nclient-secret = s\nscopes = openid email\nhosts = europe-west1-docker.pkg.dev\n")
     #expect(await h.run(["accounts", "--names"]) == 0)
     #expect(h.stdout == "work\npersonal\n")
   }
@@ -45,8 +45,8 @@ import Testing
     ])
     #expect(rc == 0, "\(h.stderr)")
     let text = try file(h)
-    #expect(text.contains("[account fabrikam]\nprovider=azure\nclient-id=c2\ntenant=fabrikam.example\nhosts=git.example.test\n"))
-    #expect(text.contains("[host dev.azure.com/fabrikam]\naccount=fabrikam\n"))
+    #expect(text.contains("[account fabrikam]\nprovider = azure\nclient-id = c2\ntenant = fabrikam.example\nhosts = git.example.test\n"))
+    #expect(text.hasSuffix("\n\n[host dev.azure.com/fabrikam]\naccount = fabrikam\n"))
     #expect(h.stderr.contains("setup-git fabrikam"))
     let config = try ConfigParser.parse(try #require(try KeyFileLoader.load(file: h.directory + "/config/tokenbroker/config", required: true)))
     #expect(try HostResolver(config: config).resolve(host: "dev.azure.com", path: "fabrikam/p/_git/r")?.account.name == "fabrikam")
@@ -74,7 +74,7 @@ import Testing
     #expect(h.stderr.contains("--replace"))
     #expect(try file(h) == before)
     #expect(await h.run(["account", "add", "work", "--provider", "azure", "--client-id", "new", "--replace"]) == 0)
-    #expect(try file(h).contains("[account work]\nprovider=azure\nclient-id=new\n"))
+    #expect(try file(h) == before.replacingOccurrences(of: "client-id = cid", with: "client-id = new"))
   }
 
   @Test func addCreatesAMissingFilePrivately() async throws {
@@ -88,8 +88,7 @@ import Testing
     let h = try CLIHarness(config: Self.config + "\n\n[account other]\nprovider = azure\nclient-id = o\n")
     #expect(await h.run(["account", "remove", "other"]) == 0)
     let text = try file(h)
-    #expect(!text.contains("[account other]"))
-    #expect(text.contains("# my settings") && text.contains("[account work]"))
+    #expect(text == Self.config + "\n")
   }
 
   @Test func removeOfAMissingAccountIsAnError() async throws {

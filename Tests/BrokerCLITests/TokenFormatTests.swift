@@ -12,6 +12,10 @@ import Testing
     #expect(TokenFormat.token.render(token) == "AT-1\n")
     #expect(TokenFormat.header.render(token) == "Authorization: Bearer AT-1\n")
     #expect(TokenFormat.env.render(token) == "TOKENBROKER_ACCESS_TOKEN=AT-1\nTOKENBROKER_EXPIRES_ON=1795970549\n")
+    // A token is the server's text: a shell word for eval, quoted where it needs it.
+    #expect(TokenFormat.shellWord("eyJ0.a-b_c+d/e==") == "eyJ0.a-b_c+d/e==")
+    #expect(TokenFormat.shellWord("x$(touch y)`z`") == "'x$(touch y)`z`'")
+    #expect(TokenFormat.shellWord("it's ~") == "'it'\\''s ~'")
     #expect(
       TokenFormat.json.render(token)
         == #"{"access_token":"AT-1","account":"work","expires_on":1795970549,"provider":"azure","scopes":["a","b"],"token_type":"Bearer"}"# + "\n")

@@ -18,7 +18,7 @@ enum TokenFormat: String {
     case .token: return t.accessToken.revealed + "\n"
     case .header: return "Authorization: Bearer " + t.accessToken.revealed + "\n"
     case .env:
-      return "TOKENBROKER_ACCESS_TOKEN=" + t.accessToken.revealed + "\nTOKENBROKER_EXPIRES_ON=\(t.expiresOn)\n"
+      return "TOKENBROKER_ACCESS_TOKEN=" + Self.shellWord(t.accessToken.revealed) + "\nTOKENBROKER_EXPIRES_ON=\(t.expiresOn)\n"
     case .json:
       struct Doc: Encodable {
         var account, provider, token_type, access_token: String
@@ -31,6 +31,17 @@ enum TokenFormat: String {
           access_token: t.accessToken.revealed, expires_on: t.expiresOn, scopes: t.scopes)) + "\n"
     case .execCredential: return execCredential.render(t)
     }
+  }
+}
+
+extension TokenFormat {
+  /// `s` as one POSIX shell word for `eval`: as it is when it holds only letters, digits and
+  /// `-._+/=` (RFC 6750 §2.1's b64token, which real tokens use, without `~`, which an assignment
+  /// expands), else in single quotes with each `'` written `'\''`. An access token is the
+  /// server's text (RFC 6749 §A.12 allows any printable ASCII), and `$(...)` in it must not run.
+  static func shellWord(_ s: String) -> String {
+    let plain = !s.isEmpty && s.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-._+/=".unicodeScalars.contains($0)) }
+    return plain ? s : "'" + s.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
   }
 }
 
