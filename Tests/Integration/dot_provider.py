@@ -15,16 +15,16 @@ nginx's port: the issuer is `http://127.0.0.1:NGINX/o`). Its token location is r
 `limit_req` (1 request a minute, `limit_req_status 429`, nginx's own HTML page, `Retry-After`
 added) only while the file `throttle` exists in its directory: `throttle(on=True)`.
 """
-import http.client
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
 import urllib.parse
 
+import loopback_http
+from loopback_http import free_port
 import sdk_venv
 
 PACKAGES = ["django-oauth-toolkit>=3.1", "oauthlib>=3.3,<4"]  # 3.1: the device grant; oauthlib 4 breaks its device reply
@@ -151,12 +151,6 @@ http {{
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def nginx_available():
     return os.access(NGINX, os.X_OK)
 
@@ -278,19 +272,7 @@ class DjangoOAuthToolkit:
 
     def request(self, method, path, form=None, headers=None, cookie=None):
         """(status, headers with lower-case names, body bytes), through nginx; no redirect followed."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        h = dict(headers or {})
-        data = None
-        if form is not None:
-            data = urllib.parse.urlencode(form).encode()
-            h["Content-Type"] = "application/x-www-form-urlencoded"
-        if cookie:
-            h["Cookie"] = cookie
-        conn.request(method, path, body=data, headers=h)
-        r = conn.getresponse()
-        out = (r.status, {k.lower(): v for k, v in r.getheaders()}, r.read())
-        conn.close()
-        return out
+        return loopback_http.request(self.port, method, path, form=form, headers=headers, cookie=cookie)
 
     def token(self, form, basic=None):
         """A token-endpoint POST as any client would send it: (status, JSON body)."""

@@ -6,10 +6,13 @@ import json
 import os
 import re
 import subprocess
+import threading
 import time
 
 from harness import TOKENBROKER, Bus, BrokerTestCase
 
+# The user code in the device prompt that `login --device-code` writes to stderr.
+USER_CODE = re.compile(rb"enter the code ([A-Za-z0-9-]+)")
 GIT_GET = "protocol=https\nhost=git.example.test\n\n"
 NO_ACTIVATION_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -37,6 +40,28 @@ class FlowTestCase(BrokerTestCase):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env())
         self.addCleanup(self._reap, p)
         return p
+
+    def device_login_approved_by(self, approve, account="corp", timeout=60):
+        """`login ACCOUNT --device-code` against a real provider: waits for the user code on
+        stderr, calls `approve(user_code)` (the provider's own verification, played over its
+        API), and returns the CompletedProcess (bytes stdout/stderr)."""
+        p = self.start_login(account)
+        seen = bytearray()
+        found = threading.Event()
+
+        def read():
+            for line in p.stderr:
+                seen.extend(line)
+                if USER_CODE.search(seen):
+                    found.set()
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        self.assertTrue(found.wait(timeout), bytes(seen))
+        approve(USER_CODE.search(seen).group(1).decode())
+        out = p.stdout.read()
+        p.wait(timeout)
+        reader.join(10)
+        return subprocess.CompletedProcess(p.args, p.returncode, out, bytes(seen))
 
     @staticmethod
     def _reap(p):

@@ -7,15 +7,16 @@ Facts of this version: it refuses to start when its config names `use_secure_con
 it compares `redirect_uri` exactly; it answers a dead refresh token with an empty 400.
 """
 import gzip
-import http.client
 import json
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import time
 import urllib.parse
+
+import loopback_http
+from loopback_http import free_port
 
 SCHEMA = "/usr/share/doc/glewlwyd/database/init.sqlite3.sql.gz"
 BINARY = "/usr/bin/glewlwyd"
@@ -53,12 +54,6 @@ database =
 
 def available():
     return os.path.exists(BINARY) and os.path.exists(SCHEMA)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Glewlwyd:
@@ -121,22 +116,7 @@ class Glewlwyd:
 
     def request(self, method, path, body=None, cookie=None, form=None, headers=None):
         """(status, headers dict with lower-case names, body bytes); redirects are not followed."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        h = dict(headers or {})
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            h["Content-Type"] = "application/json"
-        if form is not None:
-            data = urllib.parse.urlencode(form).encode()
-            h["Content-Type"] = "application/x-www-form-urlencoded"
-        if cookie:
-            h["Cookie"] = cookie
-        conn.request(method, path, body=data, headers=h)
-        r = conn.getresponse()
-        out = (r.status, {k.lower(): v for k, v in r.getheaders()}, r.read())
-        conn.close()
-        return out
+        return loopback_http.request(self.port, method, path, body=body, form=form, headers=headers, cookie=cookie)
 
     def api(self, method, path, body=None):
         status, _, text = self.request(method, path, body, cookie=self.admin_cookie)

@@ -26,17 +26,19 @@ def sdk_python():
     return venv_python("sdk", PACKAGES)
 
 
-def venv_python(name, packages):
-    """The python of venv `name` with `packages` installed (pip requirement strings): the "sdk" one
-    is TOKENBROKER_SDK_VENV, another is made beside it as `venv-NAME`, or in a temporary directory
-    without it. Raises unittest.SkipTest, once loudly, when PyPI fails."""
+def venv_python(name, packages, venv=None, timeout=600):
+    """The python of venv `name` with `packages` installed (pip requirement strings): in `venv` when
+    given, else the "sdk" one is TOKENBROKER_SDK_VENV, another is made beside it as `venv-NAME`,
+    or in a temporary directory without it. `timeout`: pip's, in seconds. Raises
+    unittest.SkipTest, once loudly, when PyPI fails."""
     if name in _pythons:
         return _pythons[name]
     if name in _failures:
         raise unittest.SkipTest(_failures[name])
-    venv = os.environ.get("TOKENBROKER_SDK_VENV")
-    if venv and name != "sdk":
-        venv = venv.rstrip("/") + "-" + name
+    if not venv:
+        venv = os.environ.get("TOKENBROKER_SDK_VENV")
+        if venv and name != "sdk":
+            venv = venv.rstrip("/") + "-" + name
     if not venv:
         work = tempfile.mkdtemp(prefix="tb-%s-venv-" % name)
         atexit.register(shutil.rmtree, work, True)
@@ -46,7 +48,7 @@ def venv_python(name, packages):
         if not os.path.exists(python):
             subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True, timeout=120)
         r = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + packages,
-                           capture_output=True, text=True, timeout=600)
+                           capture_output=True, text=True, timeout=timeout)
         if r.returncode != 0:
             raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "pip failed")
     except (OSError, RuntimeError, subprocess.SubprocessError) as e:
@@ -58,35 +60,9 @@ def venv_python(name, packages):
     return python
 
 
-_az = None
-_az_failure = None
-
-
 def az_cli():
     """The `az` of a throw-away venv with azure-cli from PyPI (large: about 730 MB and two minutes
     to install); `TOKENBROKER_AZ_VENV` names a venv to use and keep instead. Raises
     unittest.SkipTest, loudly, when PyPI cannot be reached."""
-    global _az, _az_failure
-    if _az:
-        return _az
-    if _az_failure:
-        raise unittest.SkipTest(_az_failure)
-    venv = os.environ.get("TOKENBROKER_AZ_VENV")
-    if not venv:
-        work = tempfile.mkdtemp(prefix="tb-az-venv-")
-        atexit.register(shutil.rmtree, work, True)
-        venv = os.path.join(work, "venv")
-    az = os.path.join(venv, "bin", "az")
-    try:
-        if not os.path.exists(az):
-            subprocess.run([sys.executable, "-m", "venv", venv], check=True, capture_output=True, timeout=120)
-            r = subprocess.run([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "--quiet",
-                                "--disable-pip-version-check", "azure-cli"], capture_output=True, text=True, timeout=1200)
-            if r.returncode != 0:
-                raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "pip failed")
-    except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-        _az_failure = "cannot install azure-cli from PyPI (%s): the az tests did not run" % e
-        print("SKIP: " + _az_failure, file=sys.stderr, flush=True)
-        raise unittest.SkipTest(_az_failure)
-    _az = az
-    return az
+    python = venv_python("az", ["azure-cli"], venv=os.environ.get("TOKENBROKER_AZ_VENV"), timeout=1200)
+    return os.path.join(os.path.dirname(python), "az")

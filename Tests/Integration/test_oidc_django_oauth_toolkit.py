@@ -16,11 +16,9 @@ The 429s are nginx's own (`limit_req`, `limit_req_status 429`, its HTML page, `R
 """
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 import urllib.parse
@@ -32,7 +30,6 @@ from harness import TOKENBROKER
 WEB = "tb-web"
 DEVICE = "tb-device"
 SECRET = "dot:SENTINEL%2B+secret/1"
-CODE = re.compile(rb"enter the code ([A-Za-z0-9-]+)")
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 
 
@@ -87,25 +84,7 @@ hosts = git.corp.test
     # --- the user's side
 
     def device_login(self):
-        p = subprocess.Popen([TOKENBROKER, "login", "corp", "--device-code"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=self.env())
-        self.addCleanup(self._reap, p)
-        seen = bytearray()
-        found = threading.Event()
-
-        def read():
-            for line in p.stderr:
-                seen.extend(line)
-                if CODE.search(seen):
-                    found.set()
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        self.assertTrue(found.wait(60), bytes(seen))
-        self.dot.approve_device(CODE.search(seen).group(1).decode())
-        out = p.stdout.read()
-        p.wait(60)
-        reader.join(10)
-        r = subprocess.CompletedProcess(p.args, p.returncode, out, bytes(seen))
+        r = self.device_login_approved_by(self.dot.approve_device)
         self.assertEqual(r.returncode, 0, r.stderr)
         return r
 

@@ -10,11 +10,9 @@ token, code or client secret in any output.
 """
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 import urllib.parse
@@ -29,7 +27,6 @@ POST_ONLY = "tb-post"
 # Glewlwyd 2.7.5 does not form-decode HTTP Basic credentials (RFC 6749 §2.3.1 says it must): a
 # secret with ':', '%' or '+' fails there whoever encodes it right, so this one has none.
 SECRET = "s3cret-SENTINEL.value_1"
-CODE = re.compile(rb"enter the code ([A-Za-z0-9-]+)")
 
 
 @unittest.skipUnless(glewlwyd.available(), "glewlwyd is not installed (make deps installs it)")
@@ -75,25 +72,8 @@ hosts = git.corp.test
     # --- the user's side
 
     def device_login(self, account="corp"):
-        p = subprocess.Popen([TOKENBROKER, "login", account, "--device-code"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, env=self.env())
-        self.addCleanup(self._reap, p)
-        seen = bytearray()
-        found = threading.Event()
-
-        def read():
-            for line in p.stderr:
-                seen.extend(line)
-                if CODE.search(seen):
-                    found.set()
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        self.assertTrue(found.wait(60), bytes(seen))
-        self.glw.approve_device(self.plugin_name, CODE.search(seen).group(1).decode(), self.client_id)
-        out = p.stdout.read()
-        p.wait(60)
-        reader.join(10)
-        return subprocess.CompletedProcess(p.args, p.returncode, out, bytes(seen))
+        return self.device_login_approved_by(
+            lambda code: self.glw.approve_device(self.plugin_name, code, self.client_id), account)
 
     def browser_login(self, account="corp"):
         url_file = os.path.join(self.tmp, "authorize-url")
