@@ -1,21 +1,26 @@
 import BrokerCore
 import BrokerProviders
 
-/// What `status` prints: this is the `--json` document (snake_case keys, Unix seconds), and
-/// `text(now:)` its lines. Holds no token: access tokens appear as scopes and expiry only.
+/// What `status` prints: this is the `--json` document (snake_case keys, Unix seconds; every key
+/// present, an absent value as `null`), and `text(now:)` its lines. Holds no token: access tokens
+/// appear as scopes and expiry only.
 struct StatusReport: Encodable {
+  /// An optional that encodes as JSON `null` when absent, where a synthesized `Encodable` would
+  /// leave its key out.
+  @propertyWrapper struct Null<Value: Encodable>: Encodable {
+    var wrappedValue: Value?
+    init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+    func encode(to encoder: any Encoder) throws {
+      var c = encoder.singleValueContainer()
+      if let wrappedValue { try c.encode(wrappedValue) } else { try c.encodeNil() }
+    }
+  }
+
   struct Agent: Encodable {
     var running: Bool
-    var pid: Int32?
+    @Null var pid: Int32? = nil
     var socket: String
 
-    func encode(to encoder: any Encoder) throws {
-      var c = encoder.container(keyedBy: Keys.self)
-      try c.encode(running, forKey: .running)
-      try c.encode(pid, forKey: .pid)
-      try c.encode(socket, forKey: .socket)
-    }
-    enum Keys: CodingKey { case running, pid, socket }
   }
   struct Store: Encodable {
     /// `[broker] store`.
@@ -23,15 +28,8 @@ struct StatusReport: Encodable {
     /// `available`, `locked`, `missing` (no encrypted store yet) or `unreachable`.
     var state: String
     /// The store's error, when not available.
-    var detail: String?
+    @Null var detail: String? = nil
 
-    func encode(to encoder: any Encoder) throws {
-      var c = encoder.container(keyedBy: Keys.self)
-      try c.encode(kind, forKey: .kind)
-      try c.encode(state, forKey: .state)
-      try c.encode(detail, forKey: .detail)
-    }
-    enum Keys: CodingKey { case kind, state, detail }
   }
   struct AccessToken: Encodable {
     var scopes: [String]
@@ -41,12 +39,13 @@ struct StatusReport: Encodable {
   struct Account: Encodable {
     var name, provider: String
     /// nil when the store could not be read.
-    var signed_in: Bool?
-    var identity, tenant: String?
-    var refresh_token_obtained_at: Int64?
+    @Null var signed_in: Bool? = nil
+    @Null var identity: String? = nil
+    @Null var tenant: String? = nil
+    @Null var refresh_token_obtained_at: Int64? = nil
     /// Where the provider says (none of Entra, Google or the OpenID providers does for these
     /// clients' refresh tokens): nil.
-    var refresh_token_expires_on: Int64?
+    @Null var refresh_token_expires_on: Int64? = nil
     var access_tokens: [AccessToken]
 
     init(_ d: AccountDetails, now: Int64) {
@@ -59,20 +58,6 @@ struct StatusReport: Encodable {
       access_tokens = d.accessTokens.map { AccessToken(scopes: $0.scopes, expires_on: $0.expiresOn, seconds_left: max(0, $0.expiresOn - now)) }
     }
 
-    func encode(to encoder: any Encoder) throws {
-      var c = encoder.container(keyedBy: Keys.self)
-      try c.encode(name, forKey: .name)
-      try c.encode(provider, forKey: .provider)
-      try c.encode(signed_in, forKey: .signed_in)
-      try c.encode(identity, forKey: .identity)
-      try c.encode(tenant, forKey: .tenant)
-      try c.encode(refresh_token_obtained_at, forKey: .refresh_token_obtained_at)
-      try c.encode(refresh_token_expires_on, forKey: .refresh_token_expires_on)
-      try c.encode(access_tokens, forKey: .access_tokens)
-    }
-    enum Keys: CodingKey {
-      case name, provider, signed_in, identity, tenant, refresh_token_obtained_at, refresh_token_expires_on, access_tokens
-    }
 
     init(unknown account: AccountConfig) {
       name = account.name
@@ -84,37 +69,20 @@ struct StatusReport: Encodable {
   struct URLStatus: Encodable {
     var url: String
     var host: String
-    var path: String?
+    @Null var path: String? = nil
     /// The rule that serves it (`[host H/P]`, `[host H]`, `hosts = H of [account A]`), or nil.
-    var rule: String?
-    var account: String?
-    var scopes: [String]?
-    var username: String?
+    @Null var rule: String? = nil
+    @Null var account: String? = nil
+    @Null var scopes: [String]? = nil
+    @Null var username: String? = nil
     /// What `get` would hand out: `cached` (with `expires_on`), `refresh` (a new token first), or
     /// `sign-in` (the account is not signed in); nil when no account serves the URL.
-    var token: String?
-    var token_expires_on: Int64?
+    @Null var token: String? = nil
+    @Null var token_expires_on: Int64? = nil
     /// The credential helpers git runs for the URL, in order.
     var helpers: [String]
     var warnings: [String]
 
-    func encode(to encoder: any Encoder) throws {
-      var c = encoder.container(keyedBy: Keys.self)
-      try c.encode(url, forKey: .url)
-      try c.encode(host, forKey: .host)
-      try c.encode(path, forKey: .path)
-      try c.encode(rule, forKey: .rule)
-      try c.encode(account, forKey: .account)
-      try c.encode(scopes, forKey: .scopes)
-      try c.encode(username, forKey: .username)
-      try c.encode(token, forKey: .token)
-      try c.encode(token_expires_on, forKey: .token_expires_on)
-      try c.encode(helpers, forKey: .helpers)
-      try c.encode(warnings, forKey: .warnings)
-    }
-    enum Keys: CodingKey {
-      case url, host, path, rule, account, scopes, username, token, token_expires_on, helpers, warnings
-    }
 
     /// Fills `token` from the account's cached tokens as `get` would choose (the refresh margin,
     /// capped at half the token's lifetime, is approximated by the margin alone).
@@ -133,16 +101,8 @@ struct StatusReport: Encodable {
   var agent = Agent(running: false, pid: nil, socket: "")
   var store = Store(kind: "", state: "", detail: nil)
   var accounts: [Account] = []
-  var url: URLStatus?
+  @Null var url: URLStatus? = nil
 
-  func encode(to encoder: any Encoder) throws {
-    var c = encoder.container(keyedBy: Keys.self)
-    try c.encode(agent, forKey: .agent)
-    try c.encode(store, forKey: .store)
-    try c.encode(accounts, forKey: .accounts)
-    try c.encode(url, forKey: .url)
-  }
-  enum Keys: CodingKey { case agent, store, accounts, url }
 
   func text(now: Int64) -> String {
     func clean(_ s: String) -> String { TerminalText.clean(s) }
