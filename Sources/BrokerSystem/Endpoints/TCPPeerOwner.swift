@@ -1,3 +1,4 @@
+import BrokerWire
 import Glibc
 
 /// The uid that owns the client end of an accepted loopback TCP connection: from the kernel's
@@ -17,7 +18,7 @@ public enum TCPPeerOwner {
     if let uid = TCPSocketDiag.owner(local: peer, remote: mine) { return uid }
     var found: Set<UInt32> = []
     for (file, format) in [("/proc/net/tcp", ipv4), ("/proc/net/tcp6", mappedIPv6)] {
-      guard let table = read(file) else { continue }
+      guard let table = KeyFileReader.readFile(file, limit: 64 << 20) else { continue }
       found.formUnion(owners(in: table, local: format(peer), remote: format(mine)))
     }
     return found.count == 1 ? found.first : nil
@@ -98,21 +99,6 @@ public enum TCPPeerOwner {
   private static func hex(_ value: UInt32, digits: Int) -> String {
     let s = String(value, radix: 16, uppercase: true)
     return String(repeating: "0", count: max(0, digits - s.count)) + s
-  }
-
-  private static func read(_ path: String) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var out: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-      let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 { break }
-      out += chunk[0..<n]
-    }
-    return out
   }
 }
 
