@@ -52,6 +52,22 @@ import Testing
     #expect(h.stderr == h.stdout)
   }
 
+  @Test func anAzureContainerRegistryServedByANonAzureAccountIsAConfigurationError() async throws {
+    let h = try CLIHarness(config: """
+      [broker]
+      store = file
+
+      [account g]
+      provider = google
+      client-id = gid
+      client-secret = gsecret
+      hosts = *.azurecr.io
+      """)
+    #expect(await h.run(["get"], input: "myreg.azurecr.io", argv0: "docker-credential-tokenbroker") == 64)
+    #expect(h.stdout.contains("'myreg.azurecr.io' is an Azure Container Registry"))
+    #expect(h.stderr == h.stdout)
+  }
+
   @Test func emptyServerURL() async throws {
     let h = try CLIHarness(config: Self.config)
     #expect(await h.run(["get"], input: " \n", argv0: "docker-credential-tokenbroker") == 1)
