@@ -93,9 +93,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif route == "/headers":
             seen = [[k.lower(), v] for k, v in self.headers.items()]
             self.reply(200, json.dumps(seen).encode(), [("Content-Type", "application/json")])
-        elif route == "/slow":
-            time.sleep(1)
-            self.reply(200, b"slow")
+        elif route == "/together":
+            # Held until 20 requests are here at once: 200 if they met, 504 after 60 s if they
+            # never did (a transport that sends one at a time).
+            try:
+                together.wait(60)
+                self.reply(200, b"together")
+            except threading.BrokenBarrierError:
+                self.reply(504, b"alone")
         elif route == "/big":
             self.reply(200, b"x" * (5 * 1024 * 1024))
         elif route == "/redirect":
@@ -112,6 +117,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.reply(200, body, [("X-Method", self.command),
                                ("X-Content-Type", self.headers.get("Content-Type", ""))])
     do_PUT = do_POST
+
+together = threading.Barrier(20)
 
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
