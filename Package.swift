@@ -42,7 +42,8 @@ let package = Package(
     .target(name: "BrokerProviders", dependencies: ["BrokerCore"], swiftSettings: strict),
     .target(
       name: "BrokerSystem", dependencies: ["BrokerCore", "BrokerWire", "CBrokerShims", "CLibqrencode"], swiftSettings: strict),
-    // The resident agent: socket server, peer check, in-memory token cache, single-flight refresh.
+    // The resident agent: socket server, peer check, in-memory token cache, single-flight refresh,
+    // and what it does with each request; a command's argv is run through one function the CLI gives.
     .target(
       name: "BrokerAgent",
       dependencies: ["BrokerCore", "BrokerWire", "BrokerProviders", "BrokerStore", "BrokerSystem", "CBrokerShims"],
@@ -85,7 +86,9 @@ let package = Package(
       name: "BrokerProvidersTests", dependencies: ["BrokerProviders", "BrokerTestSupport"],
       swiftSettings: strict),
     .testTarget(
-      name: "BrokerAgentTests", dependencies: ["BrokerAgent", "BrokerStore", "BrokerTestSupport"], swiftSettings: strict),
+      name: "BrokerAgentTests",
+      // BrokerCLI: the request handler's tests run real commands through the CLI's one seam.
+      dependencies: ["BrokerAgent", "BrokerCLI", "BrokerStore", "BrokerTestSupport"], swiftSettings: strict),
     .testTarget(
       name: "BrokerCLITests", dependencies: ["BrokerCLI", "BrokerAgent", "BrokerStore", "BrokerWire", "BrokerTestSupport"], swiftSettings: strict),
   ]

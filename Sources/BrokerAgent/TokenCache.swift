@@ -42,7 +42,7 @@ public actor TokenCache {
   private var entries: [TokenCacheKey: Entry] = [:]
   private var flights: [TokenCacheKey: Flight] = [:]
   /// Whole answers to warm requests made from cached tokens, forgotten by every change of
-  /// `entries` (`changed`); its revision is the cache's (BrokerCLI's `AnswerRecorder` decides
+  /// `entries` (`changed`); its revision is the cache's (`AnswerRecorder` decides
   /// what is kept).
   private let answers: KeptAnswers
   /// Bumped by `drop`: a fetch started under an older generation is not cached.

@@ -1,3 +1,4 @@
+import BrokerAgent
 import BrokerCore
 import BrokerHTTP
 import BrokerProviders

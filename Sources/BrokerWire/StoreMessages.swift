@@ -39,6 +39,24 @@ public enum StoreMessage {
   public static func value(_ key: String, in fields: [CredentialField]) -> String? {
     fields.first { $0.key == key }?.value
   }
+
+  /// `bytes` as lowercase hex digits (the `salt` field).
+  public static func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef")
+    return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+  }
+
+  /// The bytes of hex digits `hex`, or nil when they are not an even count of hex digits.
+  public static func bytes(hex: String) -> [UInt8]? {
+    let chars = Array(hex.utf8)
+    guard chars.count % 2 == 0 else { return nil }
+    var out: [UInt8] = []
+    for i in stride(from: 0, to: chars.count, by: 2) {
+      guard let byte = UInt8(String(decoding: chars[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+      out.append(byte)
+    }
+    return out
+  }
 }
 
 /// What a `store` request asks.

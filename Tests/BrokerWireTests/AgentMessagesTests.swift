@@ -127,4 +127,12 @@ import Testing
       #expect(StoreMessage.value("path", in: decoded.store) == "/d/tokens.enc")
     }
   }
+
+  /// The salt travels as lowercase hex digits and comes back byte for byte; anything else is no salt.
+  @Test func hexRoundTrips() {
+    let bytes: [UInt8] = [0, 1, 0x7f, 0x80, 0xab, 0xff]
+    #expect(StoreMessage.hex(bytes) == "00017f80abff")
+    #expect(StoreMessage.bytes(hex: StoreMessage.hex(bytes)) == bytes)
+    for bad in ["0", "zz", "0g"] { #expect(StoreMessage.bytes(hex: bad) == nil) }
+  }
 }

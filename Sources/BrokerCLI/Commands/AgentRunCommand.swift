@@ -3,6 +3,7 @@ import BrokerCore
 import BrokerSystem
 import BrokerWire
 import Glibc
+import Synchronization
 
 /// `tokenbroker agent run`: the resident agent in the foreground (interface.md §8).
 ///
@@ -44,12 +45,28 @@ enum AgentRunCommand {
     var environment = context.environment
     for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }
     let handler = AgentRequestHandler(
-      cache: cache, config: config, environment: environment, stop: { server.stop() }, keys: keys)
+      cache: cache, config: config, environment: environment, programVersion: BrokerCommand.version,
+      runCommand: runCommand, stop: { server.stop() }, keys: keys)
     runtime.verbose("agent \(getpid()) serving \(endpoint.socketPath)")
     let paths = handler.configPaths
     try await server.run(quick: { handler.quick($0, paths: paths) }) { await handler.handle($0) }
     await keys.drop()  // zeroed before the process ends
     runtime.verbose("agent \(getpid()) exiting")
     return .success
+  }
+
+  /// How the agent runs a `run` request's argv (`AgentRequestHandler.RunCommand`): as
+  /// tokenbroker-core would (`BrokerCommand.main`), with standard input and output in memory, not
+  /// interactive, and `agent` as its `ProcessContext.agent`.
+  static let runCommand: AgentRequestHandler.RunCommand = { argv, environment, input, agent in
+    let output = Mutex<[UInt8]>([])
+    let error = Mutex<[UInt8]>([])
+    var context = ProcessContext(
+      environment: environment, uid: getuid(), readInput: { limit in input.count > limit ? nil : input },
+      writeOutput: { text in output.withLock { $0.append(contentsOf: text.utf8) } },
+      writeError: { text in error.withLock { $0.append(contentsOf: text.utf8) } }, isInteractive: false)
+    context.agent = agent
+    let status = await BrokerCommand.main(arguments: argv, context: context)
+    return (status, output.withLock { $0 }, error.withLock { $0 })
   }
 }

@@ -80,7 +80,7 @@ enum UnlockFlow {
   private static func headerParameters(_ store: AgentHeldStore, path: String) async throws -> KDFParameters? {
     let header = try await store.parameters()
     guard !header.isEmpty else { return nil }
-    guard header.count == 3, let salt = StoreRequestHandler.bytes(hex: header[0]), let ops = UInt32(header[1]),
+    guard header.count == 3, let salt = StoreMessage.bytes(hex: header[0]), let ops = UInt32(header[1]),
       let mem = UInt64(header[2])
     else { throw StoreError.file(path: path, detail: "the agent's answer about its header is malformed; update tokenbroker") }
     return KDFParameters(salt: salt, opsLimit: ops, memLimit: mem)
@@ -95,7 +95,7 @@ enum UnlockFlow {
     var request = AgentRequest(operation: .unlock)
     request.store = [
       CredentialField(K.path, path), CredentialField(K.key, String(decoding: hex, as: UTF8.self)),
-      CredentialField(K.salt, StoreRequestHandler.hex(p.salt)), CredentialField(K.opsLimit, String(p.opsLimit)),
+      CredentialField(K.salt, StoreMessage.hex(p.salt)), CredentialField(K.opsLimit, String(p.opsLimit)),
       CredentialField(K.memLimit, String(p.memLimit)), CredentialField(K.create, create ? "1" : "0"),
       CredentialField(K.timeout, String(timeout)),
     ]

@@ -1,5 +1,4 @@
-import BrokerAgent
-@testable import BrokerCLI
+@testable import BrokerAgent
 import BrokerCore
 import BrokerStore
 import BrokerTestSupport
@@ -16,7 +15,7 @@ import Testing
 
   func handler() -> AgentRequestHandler {
     let environment = ["HOME": directory, "XDG_DATA_HOME": directory + "/data", "XDG_RUNTIME_DIR": directory]
-    return AgentRequestHandler(cache: TokenCache(time: FakeTime()), config: "", environment: environment, stop: {})
+    return requestHandler(cache: TokenCache(time: FakeTime()), environment: environment, stop: {})
   }
 
   func unlock(_ h: AgentRequestHandler, _ passphrase: String, create: Bool) throws -> AgentRequest {
@@ -26,7 +25,7 @@ import Testing
     var r = AgentRequest(operation: .unlock)
     r.store = [
       CredentialField(K.path, file), CredentialField(K.key, String(decoding: key.hexDigits(), as: UTF8.self)),
-      CredentialField(K.salt, StoreRequestHandler.hex(parameters.salt)), CredentialField(K.opsLimit, "1"),
+      CredentialField(K.salt, StoreMessage.hex(parameters.salt)), CredentialField(K.opsLimit, "1"),
       CredentialField(K.memLimit, String(8 << 20)), CredentialField(K.create, create ? "1" : "0"),
       CredentialField(K.timeout, "0"),
     ]
@@ -58,7 +57,7 @@ import Testing
     #expect(await h.handle(store(.load, [CredentialField("item", "refresh-token:other")])).output.isEmpty)
     #expect(await h.handle(store(.keys)).output == Array("refresh-token:work\n".utf8))
     let header = String(decoding: await h.handle(store(.parameters)).output, as: UTF8.self)
-    #expect(header == "\(StoreRequestHandler.hex(parameters.salt))\n1\n\(8 << 20)\n")
+    #expect(header == "\(StoreMessage.hex(parameters.salt))\n1\n\(8 << 20)\n")
     var lock = AgentRequest(operation: .lock)
     lock.store = [CredentialField(StoreMessage.Key.path, file)]
     #expect(await h.handle(lock).exit == 0)
@@ -100,18 +99,5 @@ import Testing
     #expect(reply.exit == 5)
     #expect(error(reply) == .createdMeanwhile(path: file))
     #expect(FileManager.default.contents(atPath: file) == before)
-  }
-
-  @Test func everyStoreErrorCrossesTheWire() {
-    let all: [StoreError] = [
-      .locked, .unlockDismissed, .noCollection, .unavailable(detail: "d"), .timedOut(seconds: 10), .readBackMismatch,
-      .corrupt(item: "i"), .file(path: "/p", detail: "d"), .backend(detail: "d"), .encryptedLocked(path: "/p"),
-      .wrongPassphrase(path: "/p"), .encryptedFileDamaged(path: "/p", detail: "is truncated"), .crypto(detail: "d"),
-      .agentUnreachable(socket: "/s"), .encryptedMissing(path: "/p"),
-      .agentServesAnotherStore(path: "/p", served: "/q", socket: "/s"), .createdMeanwhile(path: "/p"),
-      .outOfMemory(path: "/p", neededMiB: 256, room: "RLIMIT_AS (ulimit -v) leaves about 100 MiB", newStore: false),
-      .outOfMemory(path: "/p", neededMiB: 24, room: "", newStore: true),
-    ]
-    for e in all { #expect(StoreErrorWire.error(StoreErrorWire.lines(e), path: "/x") == e) }
   }
 }

@@ -10,19 +10,18 @@ import Testing
 /// The agent's answers, in-process: what it runs, what it refuses to run (`notServed`), its own
 /// operations.
 @Suite struct AgentRequestHandlerTests {
-  let h: CLIHarness
+  let h: ConfigHome
   let handler: AgentRequestHandler
   let stopped = Counter()
 
   init() throws {
-    h = try CLIHarness(config: fileStoreConfig)
+    h = try ConfigHome(config: fileStoreConfig)
     let environment = [
       "HOME": h.directory, "XDG_CONFIG_HOME": h.directory + "/config", "XDG_DATA_HOME": h.directory + "/data",
       "XDG_RUNTIME_DIR": h.directory,
     ]
     let stopped = self.stopped
-    handler = AgentRequestHandler(
-      cache: TokenCache(time: FakeTime()), config: "", environment: environment, stop: { stopped.add() })
+    handler = requestHandler(cache: TokenCache(time: FakeTime()), environment: environment, stop: { stopped.add() })
   }
 
   private func run(_ name: String, _ args: [String], input: String = "", config: String = "") async -> AgentReply {
@@ -91,10 +90,4 @@ import Testing
     #expect(await handler.handle(AgentRequest(operation: .stop)) == AgentReply(exit: 0))
     #expect(stopped.value == 1)
   }
-}
-
-final class Counter: Sendable {
-  private let state = Mutex(0)
-  func add() { state.withLock { $0 += 1 } }
-  var value: Int { state.withLock { $0 } }
 }

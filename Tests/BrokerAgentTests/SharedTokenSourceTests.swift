@@ -1,5 +1,4 @@
 import BrokerAgent
-@testable import BrokerCLI
 import BrokerCore
 import BrokerProviders
 import BrokerTestSupport
@@ -7,11 +6,11 @@ import Testing
 
 /// The agent's warm answer: a token in its memory is handed out without a store or a token
 /// service being built; a miss builds them once and fetches.
-@Suite struct TokenSourceTests {
+@Suite struct SharedTokenSourceTests {
   struct NotBuilt: Error {}
 
   @Test func aCachedTokenNeedsNoTokenService() async throws {
-    let h = try CLIHarness(config: fileStoreConfig)
+    let h = try ConfigHome(config: fileStoreConfig)
     let config = try AgentConfigCache().config(files: [h.directory + "/config/tokenbroker/config"], explicit: true)
     let account = try config.requireAccount("work")
     let time = FakeTime()

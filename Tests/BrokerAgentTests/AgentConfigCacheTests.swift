@@ -1,4 +1,4 @@
-@testable import BrokerCLI
+import BrokerAgent
 import BrokerStore
 import BrokerCore
 import Foundation
@@ -7,9 +7,9 @@ import Testing
 /// The agent's config is the config as it is now: any change to a file's bytes is seen by the
 /// next request, also one that keeps the size and lands within the same clock tick.
 @Suite struct AgentConfigCacheTests {
-  let h: CLIHarness
+  let h: ConfigHome
   var file: String { h.directory + "/config/tokenbroker/config" }
-  init() throws { h = try CLIHarness(config: fileStoreConfig) }
+  init() throws { h = try ConfigHome(config: fileStoreConfig) }
 
   /// A revision changes exactly when the config was parsed anew.
   @Test func everyEditIsSeenAndAnUnchangedFileIsNotParsedAgain() throws {

@@ -1,4 +1,3 @@
-import BrokerAgent
 import BrokerCore
 import BrokerStore
 import BrokerWire
@@ -6,7 +5,7 @@ import BrokerWire
 /// The agent's side of `store = encrypted-file` (interface.md §7.1): `unlock` checks the derived
 /// key against the file (or creates the store) before keeping it, `lock` forgets it, and `store`
 /// runs one operation on the file with the key held. A save of a refresh token or any delete is
-/// followed by `drop` for that account, as `AgentNoticeStore` does for the other stores.
+/// followed by `drop` for that account, as the CLI's `AgentNoticeStore` does for the other stores.
 struct StoreRequestHandler: Sendable {
   let keys: StoreKeyHolder
   /// The encrypted file of the agent's environment.
@@ -48,7 +47,7 @@ struct StoreRequestHandler: Sendable {
 
   private func unlock(_ value: (String) -> String?) async throws -> StoreKey {
     typealias K = StoreMessage.Key
-    guard let salt = value(K.salt).flatMap(Self.bytes(hex:)), let ops = value(K.opsLimit).flatMap({ UInt32($0) }),
+    guard let salt = value(K.salt).flatMap(StoreMessage.bytes(hex:)), let ops = value(K.opsLimit).flatMap({ UInt32($0) }),
       let mem = value(K.memLimit).flatMap({ UInt64($0) }), let timeout = value(K.timeout).flatMap({ Int($0) }),
       let key = value(K.key).flatMap({ StoreKey(hex: Array($0.utf8), parameters: KDFParameters(salt: salt, opsLimit: ops, memLimit: mem)) })
     else { throw StoreError.file(path: path, detail: "the unlock request is malformed; update tokenbroker") }
@@ -93,27 +92,11 @@ struct StoreRequestHandler: Sendable {
       return []
     case .parameters:
       guard let p = try await store.parameters() else { return [] }
-      return Array("\(Self.hex(p.salt))\n\(p.opsLimit)\n\(p.memLimit)\n".utf8)
+      return Array("\(StoreMessage.hex(p.salt))\n\(p.opsLimit)\n\(p.memLimit)\n".utf8)
     }
   }
 
   private func failure(_ error: StoreError) -> AgentReply {
     AgentReply(exit: ExitStatus.storeUnavailable.rawValue, error: Array(StoreErrorWire.lines(error).map { $0 + "\n" }.joined().utf8))
-  }
-
-  static func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef")
-    return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
-  }
-
-  static func bytes(hex: String) -> [UInt8]? {
-    let chars = Array(hex.utf8)
-    guard chars.count % 2 == 0 else { return nil }
-    var out: [UInt8] = []
-    for i in stride(from: 0, to: chars.count, by: 2) {
-      guard let byte = UInt8(String(decoding: chars[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
-      out.append(byte)
-    }
-    return out
   }
 }

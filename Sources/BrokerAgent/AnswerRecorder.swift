@@ -7,7 +7,7 @@ import Synchronization
 /// memory. The cache forgets kept answers on any change (refresh, drop, logout, login, git
 /// `erase`), the config revision and the token's serving limit are checked on each use, and no
 /// `--verbose` answer is ever kept.
-final class AnswerRecorder: Sendable {
+public final class AnswerRecorder: Sendable {
   private struct State {
     var pure = false
     var takes = 0
@@ -15,14 +15,14 @@ final class AnswerRecorder: Sendable {
   }
   private let state = Mutex(State())
 
-  init() {}
+  public init() {}
 
   /// The command's output depends on nothing but its request, the config and the token taken.
-  func outputIsPure() { state.withLock { $0.pure = true } }
+  public func outputIsPure() { state.withLock { $0.pure = true } }
 
   /// A token was taken: from memory at cache `revision`, served from memory until `servedUntil`
   /// (Unix seconds); or nil when it was fetched (refreshed, or read from the store).
-  func took(_ hit: (revision: Int, servedUntil: Int64)?) {
+  public func took(_ hit: (revision: Int, servedUntil: Int64)?) {
     state.withLock { s in
       s.takes += 1
       s.hit = hit
@@ -31,7 +31,7 @@ final class AnswerRecorder: Sendable {
 
   /// The cache revision and serving limit of the one token taken from memory, when the answer
   /// may be kept.
-  var keepable: (revision: Int, servedUntil: Int64)? {
+  public var keepable: (revision: Int, servedUntil: Int64)? {
     state.withLock { s in s.pure && s.takes == 1 ? s.hit : nil }
   }
 }

@@ -1,4 +1,3 @@
-@testable import BrokerCLI
 import BrokerAgent
 import BrokerCore
 import BrokerProviders

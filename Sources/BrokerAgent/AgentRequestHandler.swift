@@ -1,25 +1,56 @@
-import BrokerAgent
 import BrokerCore
 import BrokerStore
 import BrokerWire
 import Glibc
-import Synchronization
 
 /// What `tokenbroker agent run` answers: `run` requests are run as tokenbroker-core would run
-/// them (`BrokerCommand.main`, the config as it is now: `AgentConfigCache`) with the agent's
-/// shared token cache; a cached token is answered without a store or a token service;
-/// `drop`, `status` and `stop` act on the agent itself.
-struct AgentRequestHandler: Sendable {
+/// them (`runCommand`, the config as it is now: `AgentConfigCache`) with the agent's shared token
+/// cache; a cached token is answered without a store or a token service; `drop`, `status` and
+/// `stop` act on the agent itself; `unlock`, `lock` and `store` go to `StoreRequestHandler`.
+public struct AgentRequestHandler: Sendable {
+  /// Runs one command's argv as the full program would, in `environment`, with `input` as its
+  /// standard input and `agent` as what it is given inside the agent: its exit status and the
+  /// bytes it wrote to standard output and standard error. The CLI's one seam into the agent.
+  public typealias RunCommand = @Sendable (
+    _ argv: [String], _ environment: [String: String], _ input: [UInt8], _ agent: AgentSide
+  ) async -> (exit: Int32, output: [UInt8], error: [UInt8])
+
   let cache: TokenCache
   /// The agent's explicit config file (absolute), or "" for the default files.
   let config: String
   /// The agent's environment, in which every command runs.
   let environment: [String: String]
+  /// What `status` answers as the agent's version.
+  let programVersion: String
+  let runCommand: RunCommand
   let stop: @Sendable () -> Void
   /// The encrypted store's key, when unlocked (`StoreRequestHandler`).
-  var keys = StoreKeyHolder()
+  let keys: StoreKeyHolder
   /// The config as last parsed, for every request while its files stay the same.
-  var configs = AgentConfigCache()
+  let configs: AgentConfigCache
+
+  /// - Parameters:
+  ///   - cache: the agent's access tokens and kept answers.
+  ///   - config: the agent's explicit config file (absolute), or "" for the default files.
+  ///   - environment: the agent's environment, in which every command runs.
+  ///   - programVersion: what `status` answers.
+  ///   - runCommand: how a `run` request's argv is run.
+  ///   - stop: ends the agent's server.
+  ///   - keys: the encrypted store's key holder.
+  public init(
+    cache: TokenCache, config: String, environment: [String: String], programVersion: String,
+    runCommand: @escaping RunCommand, stop: @escaping @Sendable () -> Void, keys: StoreKeyHolder = StoreKeyHolder(),
+    configs: AgentConfigCache = AgentConfigCache()
+  ) {
+    self.cache = cache
+    self.config = config
+    self.environment = environment
+    self.programVersion = programVersion
+    self.runCommand = runCommand
+    self.stop = stop
+    self.keys = keys
+    self.configs = configs
+  }
 
   /// The environment every command runs in: the agent's, with the agent's explicit config.
   var commandEnvironment: [String: String] {
@@ -28,7 +59,7 @@ struct AgentRequestHandler: Sendable {
     return environment
   }
   /// The config files every command reads (`commandEnvironment`'s).
-  var configPaths: BrokerPaths { BrokerPaths(environment: commandEnvironment, uid: getuid()) }
+  public var configPaths: BrokerPaths { BrokerPaths(environment: commandEnvironment, uid: getuid()) }
 
   /// The answer kept for a repeated `run` request (`TokenCache.answer`), given on the socket
   /// loop's thread with nothing built and no hop (`AgentServer`'s `quick`); nil for anything
@@ -36,17 +67,17 @@ struct AgentRequestHandler: Sendable {
   /// part of its key), so only the config files' revision is checked again: they are read and
   /// compared byte for byte, as every request's are, but never parsed here (an edited config is
   /// the slow path's to parse). `paths`: `configPaths`, computed once.
-  func quick(_ request: AgentRequest, paths: BrokerPaths) -> AgentReply? {
+  public func quick(_ request: AgentRequest, paths: BrokerPaths) -> AgentReply? {
     guard request.operation == .run, cache.hasKeptAnswer(for: request),
       let (config, revision) = configs.unchanged(files: paths.configFiles), config.settings.agent == .auto
     else { return nil }
     return cache.answer(to: request, configRevision: revision)
   }
 
-  func handle(_ request: AgentRequest) async -> AgentReply {
+  public func handle(_ request: AgentRequest) async -> AgentReply {
     switch request.operation {
     case .status:
-      return AgentReply(exit: 0, pid: getpid(), programVersion: BrokerCommand.version)
+      return AgentReply(exit: 0, pid: getpid(), programVersion: programVersion)
     case .stop:
       // The key first: a refresh under way in another process still needs this agent to store
       // its rotated token, which it could not once the agent stops accepting.
@@ -112,19 +143,12 @@ struct AgentRequestHandler: Sendable {
     for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
     // Kept only for a run that said its answer is pure (`Runtime.answerIsPure`, never verbose).
     if let kept = cache.answer(to: request, configRevision: configRevision) { return kept }
-    let output = Mutex<[UInt8]>([])
-    let error = Mutex<[UInt8]>([])
-    let input = request.input
-    var context = ProcessContext(
-      environment: environment, uid: getuid(), readInput: { limit in input.count > limit ? nil : input },
-      writeOutput: { text in output.withLock { $0.append(contentsOf: text.utf8) } },
-      writeError: { text in error.withLock { $0.append(contentsOf: text.utf8) } }, isInteractive: false)
     let recorder = AnswerRecorder()
-    context.agent = AgentSide(cache: cache, keys: keys, config: config, recorder: recorder)
-    let status = await BrokerCommand.main(arguments: argv, context: context)
+    let agent = AgentSide(cache: cache, keys: keys, config: config, recorder: recorder)
+    let result = await runCommand(argv, environment, request.input, agent)
     // After a refresh, the warm answers of the next hour need none of libcurl's code.
     CodePages.release()
-    let reply = AgentReply(exit: status, output: output.withLock { $0 }, error: error.withLock { $0 })
+    let reply = AgentReply(exit: result.exit, output: result.output, error: result.error)
     if reply.exit == 0, let hit = recorder.keepable {
       cache.keep(reply, to: request, configRevision: configRevision, revision: hit.revision, servedUntil: hit.servedUntil)
     }

@@ -2,8 +2,8 @@ import BrokerCore
 
 /// A `StoreError` as the `err[]` lines of an agent reply (`StoreMessage`), and back, so a command
 /// outside the agent fails with the very error the agent met (exit 5, the same message).
-enum StoreErrorWire {
-  static func lines(_ error: StoreError) -> [String] {
+public enum StoreErrorWire {
+  public static func lines(_ error: StoreError) -> [String] {
     switch error {
     case .locked: return ["locked"]
     case .unlockDismissed: return ["unlock-dismissed"]
@@ -28,7 +28,7 @@ enum StoreErrorWire {
   }
 
   /// The error of `lines`; anything unknown becomes `.file` naming `path` with the text.
-  static func error(_ lines: [String], path: String) -> StoreError {
+  public static func error(_ lines: [String], path: String) -> StoreError {
     func at(_ i: Int) -> String { i < lines.count ? lines[i] : "" }
     switch at(0) {
     case "locked": return .locked

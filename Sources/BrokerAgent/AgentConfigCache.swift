@@ -10,7 +10,7 @@ import Synchronization
 /// never by time stamps, so an edit within the file system's clock tick is not missed; a config
 /// with a file of `comparedBytes` or more is parsed anew on every request. A config that fails to
 /// load is never kept: each request reports the error afresh.
-final class AgentConfigCache: Sendable {
+public final class AgentConfigCache: Sendable {
   private struct Snapshot: Equatable {
     var files: [String]
     var contents: [[UInt8]?]
@@ -25,11 +25,11 @@ final class AgentConfigCache: Sendable {
 
   /// - Parameter read: a file's bytes (the limit's worth when it is that long), or nil
   ///   when it cannot be opened: `KeyFileReader.readFile` (tests: a file edited right after).
-  init(read: @escaping @Sendable (String, Int) -> [UInt8]? = KeyFileReader.readFile) { self.read = read }
+  public init(read: @escaping @Sendable (String, Int) -> [UInt8]? = KeyFileReader.readFile) { self.read = read }
 
   /// The parsed, validated config of `files` (as `KeyFileLoader.load` and `ConfigParser.parse`).
   /// - Throws: `ConfigError`.
-  func config(files: [String], explicit: Bool) throws -> BrokerConfig {
+  public func config(files: [String], explicit: Bool) throws -> BrokerConfig {
     try current(files: files, explicit: explicit).config
   }
 
@@ -37,7 +37,7 @@ final class AgentConfigCache: Sendable {
   /// account's settings, and a token of another store or of an account since redefined must not
   /// be handed out (a newcomer who switched to `store = encrypted-file` got the keyring's tokens
   /// from the agent while every other command said "not signed in").
-  enum StaleTokens: Equatable {
+  public enum StaleTokens: Equatable {
     case none
     /// `[broker] store` changed: every account's.
     case all
@@ -47,7 +47,7 @@ final class AgentConfigCache: Sendable {
 
   /// As `config(files:explicit:)`, with a revision that changes whenever the config is parsed
   /// anew (equal revisions: the same files, byte for byte), and the tokens that parse made stale.
-  func current(files: [String], explicit: Bool) throws -> (config: BrokerConfig, revision: Int, stale: StaleTokens) {
+  public func current(files: [String], explicit: Bool) throws -> (config: BrokerConfig, revision: Int, stale: StaleTokens) {
     let (snapshot, whole) = self.snapshot(files)
     if whole, let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot { return (config, revision, .none) }
     // The very bytes compared are parsed: an edit between two reads cannot pair them with
@@ -66,7 +66,7 @@ final class AgentConfigCache: Sendable {
     return (config, revision, Self.stale(before: before, after: config))
   }
 
-  static func stale(before: BrokerConfig?, after: BrokerConfig) -> StaleTokens {
+  public static func stale(before: BrokerConfig?, after: BrokerConfig) -> StaleTokens {
     guard let before else { return .none }
     if before.settings.store != after.settings.store { return .all }
     var changed = before.accounts.filter { after.account(named: $0.name) != $0 }.map(\.name)
@@ -79,7 +79,7 @@ final class AgentConfigCache: Sendable {
   /// parsed from; nil when a file changed or is too large to compare. Never parses: the socket
   /// loop's thread asks this for a kept answer (`AgentRequestHandler.quick`), and every other
   /// connection waits while it works.
-  func unchanged(files: [String]) -> (config: BrokerConfig, revision: Int)? {
+  public func unchanged(files: [String]) -> (config: BrokerConfig, revision: Int)? {
     let (snapshot, whole) = self.snapshot(files)
     guard whole, let (kept, config, revision) = last.withLock({ $0 }), kept == snapshot else { return nil }
     return (config, revision)
@@ -99,8 +99,8 @@ final class AgentConfigCache: Sendable {
   }
 
   /// How many times a config was parsed (tests).
-  var parseCount: Int { parses.load(ordering: .relaxed) }
+  public var parseCount: Int { parses.load(ordering: .relaxed) }
 
   /// Bytes of each file read for the comparison (1 MiB).
-  static let comparedBytes = 1 << 20
+  public static let comparedBytes = 1 << 20
 }

@@ -1,5 +1,4 @@
-import BrokerAgent
-@testable import BrokerCLI
+@testable import BrokerAgent
 import BrokerCore
 import BrokerProviders
 import BrokerStore
@@ -12,18 +11,18 @@ import Testing
 /// Warm answers the agent keeps and gives again (`AnswerRecorder`, `TokenCache.keep`), through
 /// the agent's request handler: never past a change of the cache or the config, never verbose.
 @Suite struct AnswerRecorderTests {
-  let h: CLIHarness
+  let h: ConfigHome
   let cache = TokenCache(time: FakeTime())
   let handler: AgentRequestHandler
   var configFile: String { h.directory + "/config/tokenbroker/config" }
 
   init() throws {
-    h = try CLIHarness(config: fileStoreConfig)
+    h = try ConfigHome(config: fileStoreConfig)
     let environment = [
       "HOME": h.directory, "XDG_CONFIG_HOME": h.directory + "/config", "XDG_DATA_HOME": h.directory + "/data",
       "XDG_RUNTIME_DIR": h.directory,
     ]
-    handler = AgentRequestHandler(cache: cache, config: "", environment: environment, stop: {})
+    handler = requestHandler(cache: cache, environment: environment, stop: {})
   }
 
   /// Puts `token` in the agent's memory for `work` as the config on disk now describes it.

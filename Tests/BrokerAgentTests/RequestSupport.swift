@@ -1,0 +1,37 @@
+import BrokerAgent
+@testable import BrokerCLI
+import Foundation
+
+/// A private directory with a config file under `config/tokenbroker/`, removed when released.
+final class ConfigHome: Sendable {
+  let directory: String
+
+  init(config: String? = nil) throws {
+    directory = NSTemporaryDirectory() + "tb-agent-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: directory + "/config/tokenbroker", withIntermediateDirectories: true)
+    if let config { try config.write(toFile: directory + "/config/tokenbroker/config", atomically: true, encoding: .utf8) }
+  }
+
+  deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+let fileStoreConfig = """
+  [broker]
+  store = file
+
+  [account work]
+  provider = azure
+  client-id = cid
+  authority = http://127.0.0.1:9
+  hosts = git.example.test
+  """
+
+/// A request handler as `tokenbroker agent run` builds it: commands run through the CLI's
+/// `AgentRunCommand.runCommand`, the real program, in-process.
+func requestHandler(
+  cache: TokenCache, environment: [String: String], stop: @escaping @Sendable () -> Void = {}
+) -> AgentRequestHandler {
+  AgentRequestHandler(
+    cache: cache, config: "", environment: environment, programVersion: BrokerCommand.version,
+    runCommand: AgentRunCommand.runCommand, stop: stop)
+}
