@@ -92,8 +92,14 @@ class AccountEditLinesTest(BrokerTestCase):
                 self.assertIn(named, r.stderr)
                 self.assertIn(b"not changed", r.stderr)
                 self.assertNotIn(b"fix the config file", r.stderr)
+        r = self.run_broker("account", "add", "a", "--replace")
+        self.assertEqual(r.returncode, 64, r.stderr)
+        self.assertIn(b"nothing to set", r.stderr)
         with open(self.config_path, "rb") as f:
             self.assertEqual(f.read(), again)
+        crlf = A.replace(b"\n", b"\r\n") + b"\r\n" + B.replace(b"\n", b"\r\n")
+        self.assertEqual(self.edit(crlf, "add", "a", "--replace", "--client-id", "new", "--tenant", "t.example"),
+                         crlf.replace(b"client-id = ca\r\n", b"client-id = new\r\ntenant = t.example\r\n"))
 
     def test_a_path_group_bound_to_another_account_needs_replace(self):
         before = A + b"\n# contoso's repositories\n[host dev.azure.com/contoso]\naccount = a\n"

@@ -54,6 +54,9 @@ enum AccountCommand {
       throw AddRequest.missingProvider
     }
     let (entries, pathGroups) = request.splitPathHosts()
+    if existing != nil && entries.isEmpty && pathGroups.isEmpty {
+      throw UsageError("nothing to set: give the keys to change as --KEY VALUE", usage: Help.usage("account"))
+    }
     for name in pathGroups where !request.replace {
       let bound = files.system.merged(with: edit.read).groups.first { $0.name == name }?.entries.last { $0.key == "account" }
       if let bound, bound.value != request.name {
