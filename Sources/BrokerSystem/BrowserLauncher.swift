@@ -1,6 +1,5 @@
 import BrokerCore
 import BrokerWire
-import CBrokerShims
 import Glibc
 
 /// Starts the user's browser on the authorization URL, detached (bug-cases.md B24, B25).
@@ -49,35 +48,15 @@ public enum BrowserLauncher {
     throw lastError
   }
 
-  /// `posix_spawnp` of `argv`, detached as described above. - Returns: 0 or an errno value.
+  /// `argv` started detached as described above (`Spawn.detached`, `PATH` searched).
+  /// - Returns: 0 or an errno value.
   static func spawn(_ argv: [String], environment: [String: String]) -> Int32 {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    _ = cbroker_spawn_addclosefrom(&actions, 3)  // nothing else of ours (sockets, lock file) leaks in
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    let flags = Int32(AgentLauncher.setsidFlag) | Int32(POSIX_SPAWN_SETSIGMASK) | Int32(POSIX_SPAWN_SETSIGDEF)
-    posix_spawnattr_setflags(&attributes, Int16(flags))
-
-    let cArgs = argv.map { strdup($0) } + [nil]
-    let cEnv = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      for p in cArgs { free(p) }
-      for p in cEnv { free(p) }
+    var detached = Spawn.detached
+    detached.searchesPath = true
+    let env = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+    switch detached.start(argv[0], arguments: argv, environment: env) {
+    case .success: return 0
+    case .failure(let failure): return failure.code
     }
-    var pid = pid_t()
-    return posix_spawnp(&pid, argv[0], &actions, &attributes, cArgs, cEnv)
   }
 }

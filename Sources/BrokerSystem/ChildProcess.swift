@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import CBrokerShims
 import Glibc
 
@@ -80,31 +81,10 @@ public final class ChildProcess: Sendable {
     }
   }
 
-  /// A malloc'd NUL-terminated copy of `bytes` (freed by the caller).
-  private static func cString(_ bytes: [UInt8]) -> UnsafeMutablePointer<CChar> {
-    let p = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
-    bytes.withUnsafeBytes { UnsafeMutableRawPointer(p).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-    p[bytes.count] = 0
-    return p
-  }
-
-  private static func spawn(_ executable: [UInt8], argv: [[UInt8]], envp: [[UInt8]]) -> Result<pid_t, SpawnErrno> {
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    let defaults = relayed + [SIGPIPE]
-    _ = defaults.withUnsafeBufferPointer { cbroker_spawn_default_signals(&attributes, $0.baseAddress, Int32($0.count), 0) }
-    var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map(cString) + [nil]
-    var cEnv: [UnsafeMutablePointer<CChar>?] = envp.map(cString) + [nil]
-    let file = cString(executable)
-    defer { for p in cArgs + cEnv + [file] { p?.deallocate() } }
-    var pid = pid_t()
-    let rc = posix_spawn(&pid, file, nil, &attributes, &cArgs, &cEnv)
-    return rc == 0 ? .success(pid) : .failure(SpawnErrno(code: rc))
-  }
-
-  struct SpawnErrno: Error {
-    var code: Int32
+  /// `executable` started with this process's streams and terminal, the relayed signals and
+  /// SIGPIPE at their default action and an empty signal mask.
+  private static func spawn(_ executable: [UInt8], argv: [[UInt8]], envp: [[UInt8]]) -> Result<pid_t, Spawn.Failure> {
+    Spawn(defaultSignals: relayed + [SIGPIPE]).start(executable, arguments: argv, environment: envp)
   }
 
   /// Waits (on a thread of its own) until the child ends, passing signals on meanwhile; then

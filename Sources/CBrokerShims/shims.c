@@ -44,9 +44,6 @@ int cbroker_terminal_columns(int fd) {
 int cbroker_pipe_cloexec_nonblock(int fds[2]) { return pipe2(fds, O_CLOEXEC | O_NONBLOCK); }
 int cbroker_accept_cloexec_nonblock(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK); }
 int cbroker_posix_spawn_setsid_flag(void) { return POSIX_SPAWN_SETSID; }
-int cbroker_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
-  return posix_spawn_file_actions_addclosefrom_np(actions, from);
-}
 
 // Signal relay of `tokenbroker exec`: the handler only writes one byte (the signal number, with
 // 0x80 added when the kernel sent it, e.g. a terminal's ^C) to a non-blocking pipe.
@@ -74,13 +71,4 @@ int cbroker_relay_signals(int write_fd, const int *signals, int count) {
     if (sigaction(signals[i], &action, NULL) != 0) return -1;
   }
   return 0;
-}
-int cbroker_spawn_default_signals(posix_spawnattr_t *attributes, const int *signals, int count, short extra_flags) {
-  sigset_t defaults, none;
-  sigemptyset(&defaults);
-  sigemptyset(&none);
-  for (int i = 0; i < count; i++) sigaddset(&defaults, signals[i]);
-  if (posix_spawnattr_setsigdefault(attributes, &defaults) != 0) return -1;
-  if (posix_spawnattr_setsigmask(attributes, &none) != 0) return -1;
-  return posix_spawnattr_setflags(attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | extra_flags);
 }

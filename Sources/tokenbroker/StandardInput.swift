@@ -1,3 +1,4 @@
+import BrokerWire
 import Glibc
 
 /// Standard input as read by the front, and handing it on to tokenbroker-core when the agent
@@ -53,7 +54,7 @@ struct StandardInput {
       }
       offset += n
     }
-    if !complete, let problem = copyRest(into: writeEnd, readEnd: readEnd) {
+    if !complete, let problem = copyRest(into: writeEnd) {
       close(readEnd)
       close(writeEnd)
       return problem
@@ -67,19 +68,13 @@ struct StandardInput {
   /// Spawns `cat` copying the unread rest of fd 0 to `pipe`'s write end. `cat` holds nothing
   /// else (not the pipe's read end, not our stderr), so it ends at the end of input, or at the
   /// first write once tokenbroker-core stopped reading (SIGPIPE).
-  private func copyRest(into pipe: Int32, readEnd: Int32) -> String? {
+  private func copyRest(into pipe: Int32) -> String? {
     _ = fcntl(pipe, F_SETFL, fcntl(pipe, F_GETFL) & ~O_NONBLOCK)
     let cat = access("/bin/cat", X_OK) == 0 ? "/bin/cat" : "/usr/bin/cat"
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, pipe, 1)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    for fd in [pipe, readEnd] where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
-    var argv: [UnsafeMutablePointer<CChar>?] = [strdup("cat"), nil]
-    defer { free(argv[0]) }
-    var pid = pid_t()
-    let rc = posix_spawn(&pid, cat, &actions, nil, &argv, environ)
-    return rc == 0 ? nil : "cannot start \(cat) to hand on standard input (\(String(cString: strerror(rc))))"
+    let copier = Spawn(stdout: .descriptor(pipe), stderr: .null, closesOthers: true)
+    if case .failure(let failure) = copier.start(cat, arguments: ["cat"], environment: nil) {
+      return "cannot start \(cat) to hand on standard input (\(String(cString: strerror(failure.code))))"
+    }
+    return nil
   }
 }

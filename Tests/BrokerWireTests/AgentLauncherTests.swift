@@ -4,11 +4,6 @@ import Glibc
 import Testing
 
 @Suite struct AgentLauncherTests {
-  /// The setsid flag every `posix_spawn` of a new session uses is glibc's, as spawn.h defines it.
-  @Test func setsidFlagIsGlibcs() {
-    #expect(Int32(AgentLauncher.setsidFlag) == cbroker_posix_spawn_setsid_flag())
-  }
-
   /// The child runs in its own session, with /dev/null as its standard streams and none of this
   /// process's other descriptors, and without systemd's LISTEN_* variables.
   @Test func childIsDetachedAndHoldsNothingOfOurs() throws {

@@ -1,10 +1,11 @@
 import BrokerCore
+import BrokerWire
 import Dispatch
 import Glibc
 
 /// Runs `git config --global …` for `setup-git` (and `git config --get-regexp`, `git credential
-/// reject` for `status` and `logout`): `git` found on `PATH`, started with
-/// `posix_spawnp` and an argv (never a shell), stdin from /dev/null, stdout and stderr captured.
+/// reject` for `status` and `logout`): `git` found on `PATH`, started by `Spawn` with an argv
+/// (never a shell) and nothing else of ours, stdin from /dev/null, stdout and stderr captured.
 /// The blocking read and `waitpid` run on a Dispatch queue, not on Swift's cooperative pool.
 struct GitConfig {
   /// The child's environment: the caller's (git needs `HOME`, `GIT_CONFIG_GLOBAL`, `XDG_CONFIG_HOME`).
@@ -109,33 +110,23 @@ struct GitConfig {
     }
     // The child gets the write ends as its fds 1 and 2 only (dup2 clears close-on-exec there).
     for fd in out + err { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    if inPipe[0] >= 0 {
-      posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
-    } else {
-      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    }
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1)
-    posix_spawn_file_actions_adddup2(&actions, err[1], 2)
-    let cArgs = argv.map { strdup($0) } + [nil]
-    let cEnv = env.map { strdup($0) } + [nil]
-    defer { for p in cArgs + cEnv { free(p) } }
-    var pid: pid_t = 0
-    let rc = posix_spawnp(&pid, argv[0], &actions, nil, cArgs, cEnv)
+    let git = Spawn(
+      stdin: inPipe[0] >= 0 ? .descriptor(inPipe[0]) : .null, stdout: .descriptor(out[1]), stderr: .descriptor(err[1]),
+      closesOthers: true, searchesPath: true)
+    let started = git.start(argv[0], arguments: argv, environment: env)
     close(out[1])
     close(err[1])
     defer { close(out[0]); close(err[0]) }
-    guard rc == 0 else {
-      throw HelperError(status: .failure, description: "cannot run git (\(String(cString: strerror(rc)))); install git or put it on PATH")
+    let pid: pid_t
+    switch started {
+    case .success(let child): pid = child
+    case .failure(let failure):
+      throw HelperError(
+        status: .failure, description: "cannot run git (\(String(cString: strerror(failure.code)))); install git or put it on PATH")
     }
     let stdout = readAll(fd: out[0], limit: 1 << 20) ?? []
     let stderr = readAll(fd: err[0], limit: 1 << 20) ?? []
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let exited = status & 0x7f == 0
-    return Outcome(status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), stdout: stdout, stderr: stderr)
+    return Outcome(status: Spawn.wait(pid) ?? 1, stdout: stdout, stderr: stderr)
   }
 }
 

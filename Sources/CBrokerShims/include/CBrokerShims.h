@@ -85,21 +85,16 @@ int cbroker_single_malloc_arena(void);
 /// The width in columns of the terminal on `fd` (ioctl TIOCGWINSZ, variadic in C), or -1.
 int cbroker_terminal_columns(int fd);
 
-/// GNU-only calls of the loopback sign-in (BrokerSystem): pipe2(O_CLOEXEC | O_NONBLOCK);
-/// accept4(SOCK_CLOEXEC | SOCK_NONBLOCK); the POSIX_SPAWN_SETSID flag (what BrokerWire's
-/// AgentLauncher.setsidFlag spells for every spawn of a new session; its test compares them); and
-/// posix_spawn_file_actions_addclosefrom_np(actions, from). Each returns what the call returns.
+/// GNU-only calls: pipe2(O_CLOEXEC | O_NONBLOCK); accept4(SOCK_CLOEXEC | SOCK_NONBLOCK); the
+/// POSIX_SPAWN_SETSID flag (what BrokerWire's Spawn.setsidFlag spells; its test compares them).
+/// Each returns what the call returns.
 int cbroker_pipe_cloexec_nonblock(int fds[2]);
 int cbroker_accept_cloexec_nonblock(int fd);
 int cbroker_posix_spawn_setsid_flag(void);
-int cbroker_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 
 /// `tokenbroker exec`: handlers (SA_SIGINFO | SA_RESTART) for `signals` that write one byte per
 /// signal to `write_fd`: the number, plus 0x80 when si_code is SI_KERNEL (a terminal's ^C); a
 /// negative `write_fd` restores the default actions. 0 or -1.
 int cbroker_relay_signals(int write_fd, const int *signals, int count);
-/// Makes posix_spawn reset `signals` to their default action and clear the signal mask in the
-/// child (POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK, plus `extra_flags`). 0 or an error.
-int cbroker_spawn_default_signals(posix_spawnattr_t *attributes, const int *signals, int count, short extra_flags);
 
 #endif
