@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import Glibc
 
 /// Errors of the local system layer (runtime directory, locks). Exit 1 unless mapped otherwise.
@@ -36,22 +37,17 @@ public enum SystemError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The per-user runtime directory (interface.md §2): created 0700, refused when it has another
-/// owner or wider permissions.
+/// owner or wider permissions (`PrivateDirectory`, the check the agent's socket directory has).
 public enum RuntimeDirectory {
-  /// Creates `path` (mode 0700, parents as needed for the `$XDG_RUNTIME_DIR` case) or checks it.
+  /// Creates `path` (mode 0700) or checks it.
   /// - Throws: `SystemError.unsafeDirectory` or `.call`.
   public static func ensure(_ path: String) throws {
-    if mkdir(path, 0o700) != 0 && errno != EEXIST {
-      throw SystemError.call(what: "create the directory", path: path, reason: String(cString: strerror(errno)))
-    }
-    var st = stat()
-    guard lstat(path, &st) == 0 else {
-      throw SystemError.call(what: "inspect", path: path, reason: String(cString: strerror(errno)))
-    }
-    guard (st.st_mode & S_IFMT) == S_IFDIR else { throw SystemError.unsafeDirectory(path: path, problem: "not a directory") }
-    guard st.st_uid == getuid() else { throw SystemError.unsafeDirectory(path: path, problem: "owned by uid \(st.st_uid)") }
-    guard st.st_mode & 0o077 == 0 else {
-      throw SystemError.unsafeDirectory(path: path, problem: "mode \(String(st.st_mode & 0o777, radix: 8)) lets others in")
+    switch PrivateDirectory.check(path, create: true, exclusive: true) {
+    case nil: return
+    case let problem? where problem.isUnsafe: throw SystemError.unsafeDirectory(path: path, problem: problem.description)
+    case .cannotCreate(let code)?:
+      throw SystemError.call(what: "create the directory", path: path, reason: String(cString: strerror(code)))
+    case let problem?: throw SystemError.call(what: "inspect", path: path, reason: problem.description)
     }
   }
 }

@@ -49,31 +49,21 @@ public struct AgentEndpoint: Sendable, Equatable {
   public var isInRuntimeDirectory: Bool { directory == runtimeDirectory }
 
   /// Creates the runtime directory (mode 0700 at creation, never chmod-ed afterwards) when the
-  /// socket lives there, then checks the socket's directory: a directory, owned by `uid`; the
-  /// runtime directory with no group/other permission at all, another directory (an explicit
-  /// `TOKENBROKER_AGENT_SOCKET`) not writable by group or others.
+  /// socket lives there, then checks the socket's directory (`PrivateDirectory`): a directory,
+  /// owned by `uid`; the runtime directory with no group/other permission at all, another
+  /// directory (an explicit `TOKENBROKER_AGENT_SOCKET`) not writable by group or others.
   /// - Returns: nil when the directory is safe, else one message `what failed; what to do`.
   public func prepareDirectory(uid: UInt32 = getuid()) -> String? {
-    if isInRuntimeDirectory, mkdir(directory, 0o700) != 0, errno != EEXIST {
-      return "cannot create the directory '\(directory)' (\(String(cString: strerror(errno)))); check its parent's permissions"
+    let check = PrivateDirectory.check(directory, create: isInRuntimeDirectory, exclusive: isInRuntimeDirectory, uid: uid)
+    switch check {
+    case nil: return nil
+    case .cannotCreate?:
+      return "cannot create the directory '\(directory)' (\(check!)); check its parent's permissions"
+    case .cannotInspect?:
+      return "cannot inspect '\(directory)' (\(check!)); create it or unset TOKENBROKER_AGENT_SOCKET"
+    case let problem?:
+      let fix = isInRuntimeDirectory ? "chmod 0700" : "chmod go-w"
+      return "refusing to use '\(directory)' for the agent socket (\(problem)); remove it or run: \(fix) '\(directory)'"
     }
-    var st = stat()
-    guard lstat(directory, &st) == 0 else {
-      return "cannot inspect '\(directory)' (\(String(cString: strerror(errno)))); create it or unset TOKENBROKER_AGENT_SOCKET"
-    }
-    let mode = st.st_mode & 0o777
-    let problem: String?
-    if (st.st_mode & S_IFMT) != S_IFDIR {
-      problem = "not a directory"
-    } else if st.st_uid != uid {
-      problem = "owned by uid \(st.st_uid)"
-    } else if isInRuntimeDirectory ? mode & 0o077 != 0 : mode & 0o022 != 0 {
-      problem = "mode \(String(mode, radix: 8)) lets others in"
-    } else {
-      problem = nil
-    }
-    guard let problem else { return nil }
-    let fix = isInRuntimeDirectory ? "chmod 0700" : "chmod go-w"
-    return "refusing to use '\(directory)' for the agent socket (\(problem)); remove it or run: \(fix) '\(directory)'"
   }
 }
