@@ -30,7 +30,7 @@ let package = Package(
     // Stdlib and Glibc only: the key=value codec shared by the git helper and the agent.
     .target(name: "BrokerWire", swiftSettings: strict),
     // Models, policies and the protocols every adapter implements. No C, no I/O.
-    .target(name: "BrokerCore", swiftSettings: strict),
+    .target(name: "BrokerCore", dependencies: ["BrokerWire"], swiftSettings: strict),
 
     // Adapters: each owns exactly one outside system.
     .target(

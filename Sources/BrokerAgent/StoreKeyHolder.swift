@@ -1,5 +1,6 @@
 public import BrokerStore
 public import BrokerSystem
+import BrokerWire
 import Synchronization
 
 /// The encrypted store's key, held by the agent alone (interface.md §7.1): from `unlock` until
@@ -91,14 +92,14 @@ public final class StoreKeyHolder: Sendable {
       if clear() { await onDrop() }
       return
     }
-    let started = ContinuousClock.now
+    let started = MonotonicClock.milliseconds
     let (dropped, drained) = await keyUse.exclusively(clear)
     guard dropped else { return }
-    let waited = ContinuousClock.now - started
+    let waited = MonotonicClock.milliseconds - started
     if !drained {
-      log("dropped the store key after waiting \(waited) for a refresh that is still running; its rotated token cannot be stored")
-    } else if waited > .milliseconds(100) {
-      log("dropped the store key once the refreshes under way had stored their tokens (\(waited))")
+      log("dropped the store key after waiting \(waited) ms for a refresh that is still running; its rotated token cannot be stored")
+    } else if waited > 100 {
+      log("dropped the store key once the refreshes under way had stored their tokens (\(waited) ms)")
     }
     await onDrop()
   }

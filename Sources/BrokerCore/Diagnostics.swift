@@ -1,3 +1,5 @@
+import BrokerWire
+
 /// The `--verbose` lines of interface.md §3 (`TOKENBROKER_VERBOSE=1` for calls that git, docker
 /// and kubectl start): one sink passed down to whoever has something to say, each line written as
 /// `tokenbroker: <line>` to standard error. Off, a note costs one branch: its text is an
@@ -30,7 +32,7 @@ public struct Diagnostics: Sendable {
     _ what: @autoclosure () -> String, describe: (T) -> String = { _ in "done" }, _ body: () async throws -> T
   ) async rethrows -> T {
     guard let sink else { return try await body() }
-    let start = ContinuousClock.now
+    let start = MonotonicClock.milliseconds
     do {
       let value = try await body()
       sink("\(what()): \(describe(value)) in \(Diagnostics.milliseconds(since: start)) ms")
@@ -41,11 +43,12 @@ public struct Diagnostics: Sendable {
     }
   }
 
-  /// Whole milliseconds from `start` to now.
-  public static func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
-    let d = ContinuousClock.now - start
-    return d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
-  }
+  /// Now on the one monotonic clock (`MonotonicClock`), in milliseconds: a start for
+  /// `milliseconds(since:)`.
+  public static var now: Int { MonotonicClock.milliseconds }
+
+  /// Whole milliseconds from `start` (`now` then) to now.
+  public static func milliseconds(since start: Int) -> Int { MonotonicClock.milliseconds - start }
 
   /// An error's type name only: its message (shown as the command's last line) may quote a
   /// provider's text.

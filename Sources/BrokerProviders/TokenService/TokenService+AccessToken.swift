@@ -75,7 +75,7 @@ extension TokenService {
 
     let provider = try makeProvider(account)  // only now: a cached token needs no provider
     try honourHold(of: name)
-    let waiting = ContinuousClock.now
+    let waiting = Diagnostics.now
     let token = try await refreshLock.withLock(account: name) {
       diagnostics.note("took the refresh lock of '\(name)' after \(Diagnostics.milliseconds(since: waiting)) ms")
       // Another process may have refreshed while this one waited for the lock: its token is as
