@@ -1,5 +1,6 @@
 import BrokerAgent
 import BrokerCore
+import BrokerStore
 import BrokerSystem
 import BrokerWire
 import Glibc
@@ -31,6 +32,8 @@ enum AgentRunCommand {
     }
     defer { listener.close() }
     _ = chdir("/")
+    // The first request of a session reads the keyring: the connection is made meanwhile.
+    if settings.store == .secretService { LibsecretStore.connectAhead() }
     let verbose = runtime.diagnostics.isOn
     let cache = TokenCache(time: SystemTime())
     // Locked again (`lock`, `unlock-timeout`): nothing read from the store stays in memory either.
