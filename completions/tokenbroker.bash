@@ -7,8 +7,8 @@
 _tokenbroker_account_keys="--issuer --client-auth --client-id --client-secret --device-client-id --device-client-secret
   --tenant --scopes --hosts --git-username --flow --login-hint --redirect-port --authority
   --authorization-endpoint --token-endpoint --device-authorization-endpoint --revocation-endpoint
-  --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime --project
-  --kube-token"
+  --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime --project --project-number
+  --resource-manager-endpoint --kube-token"
 
 _tokenbroker_accounts() {
     local tb=${COMP_WORDS[0]} i

@@ -109,23 +109,29 @@ complete -c tokenbroker -n '__tokenbroker_in status' -l url -x -d 'which rule, a
 complete -c tokenbroker -n '__tokenbroker_in accounts' -l names -d 'print only the account names'
 
 complete -c tokenbroker -n '__tokenbroker_at account' -a 'add remove' -d 'edit the config file'
-complete -c tokenbroker -n '__tokenbroker_in account' -l provider -x -a 'azure google sharepoint oidc' -d 'identity provider'
-complete -c tokenbroker -n '__tokenbroker_in account' -l replace -d 'overwrite an existing account'
+# True when the words so far start with `account add`.
+function __tokenbroker_in_add
+    set -l words (__tokenbroker_words)
+    test "$words[1]" = account; and test "$words[2]" = add
+end
+complete -c tokenbroker -n '__tokenbroker_in_add' -l provider -x -a 'azure google sharepoint oidc' -d 'identity provider'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l replace -d 'overwrite an existing account'
 for key in issuer client-id client-secret device-client-id device-client-secret scopes hosts git-username \
         login-hint redirect-port authority authorization-endpoint token-endpoint \
-        device-authorization-endpoint revocation-endpoint userinfo-endpoint site cookie-lifetime project
-    complete -c tokenbroker -n '__tokenbroker_in account' -l $key -x -d 'account key'
+        device-authorization-endpoint revocation-endpoint userinfo-endpoint site cookie-lifetime project \
+        project-number resource-manager-endpoint
+    complete -c tokenbroker -n '__tokenbroker_in_add' -l $key -x -d 'account key'
 end
-complete -c tokenbroker -n '__tokenbroker_in account' -l client-auth -x -a 'client_secret_basic client_secret_post none' -d 'client authentication'
-complete -c tokenbroker -n '__tokenbroker_in account' -l tenant -x -a 'common organizations consumers' -d 'Azure tenant'
-complete -c tokenbroker -n '__tokenbroker_in account' -l flow -x -a 'browser device-code' -d 'sign-in flow'
-complete -c tokenbroker -n '__tokenbroker_in account' -l mode -x -a 'bearer cookie imported-cookies' -d 'SharePoint mode'
-complete -c tokenbroker -n '__tokenbroker_in account' -l kube-token -x -a 'access id' -d 'token exec-credential hands kubectl (oidc)'
-complete -c tokenbroker -n '__tokenbroker_in account' -l via -x -a '(__tokenbroker_accounts)' -d 'azure account (SharePoint)'
-complete -c tokenbroker -n '__tokenbroker_in account' -l ca-file -r -F -d 'extra PEM bundle'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l client-auth -x -a 'client_secret_basic client_secret_post none' -d 'client authentication'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l tenant -x -a 'common organizations consumers' -d 'Azure tenant'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l flow -x -a 'browser device-code' -d 'sign-in flow'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l mode -x -a 'bearer cookie imported-cookies' -d 'SharePoint mode'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l kube-token -x -a 'access id' -d 'token exec-credential hands kubectl (oidc)'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l via -x -a '(__tokenbroker_accounts)' -d 'azure account (SharePoint)'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l ca-file -r -F -d 'extra PEM bundle'
 
 complete -c tokenbroker -n '__tokenbroker_in unlock' -l passphrase-fd -x -d 'read the passphrase from this descriptor'
 complete -c tokenbroker -n '__tokenbroker_in unlock' -l create -d 'create the store when there is none (needed with --passphrase-fd)'
 complete -c tokenbroker -n '__tokenbroker_in setup-git' -l dry-run -d 'print the git config commands only'
 complete -c tokenbroker -n '__tokenbroker_at agent' -a 'run start stop status' -d 'agent action'
-complete -c tokenbroker -n '__tokenbroker_in agent' -l json -d 'print JSON (start, status)'
+complete -c tokenbroker -n '__tokenbroker_at agent start; or __tokenbroker_at agent status' -l json -d 'print JSON'

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 
 /// A usage error: printed as `error: <what>` then the command's usage line; exit 64.
 public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -59,6 +60,16 @@ struct Arguments {
         throw UsageError("unknown option '--\(name)'\(near ?? "")", usage: usage)
       }
     }
+  }
+
+  /// Scans `args` with the options that `CommandTable` declares for `command` (and `subcommand`),
+  /// its usage line in errors.
+  /// - Throws: `UsageError` for an unknown option or a missing value.
+  init(_ args: [String], command: String, subcommand: String? = nil) throws {
+    guard let declaration = CommandTable.command(command), let form = declaration.form(subcommand) else {
+      preconditionFailure("no declaration of '\(command) \(subcommand ?? "")' in CommandTable")
+    }
+    try self.init(args, valued: Set(form.valued), flags: Set(form.flags), usage: declaration.usage)
   }
 
   func flag(_ name: String) -> Bool { options.contains { $0.0 == name } }

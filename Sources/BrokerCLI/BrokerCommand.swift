@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 
 /// The full program's entry point: dispatches on the name it was started under and the command
 /// word, runs one command, and maps any error to one stderr line and an exit code.
@@ -38,6 +39,11 @@ public enum BrokerCommand {
     let args = Array(rest.dropFirst())
     if command == "--help" || command == "-h" || command == "help" {
       // `help COMMAND`, as git and most CLIs take it: that command's help.
+      // For the tests that hold the man page, README and completions to the declarations.
+      if command == "help", args == ["--declarations"] {
+        context.writeOutput(DeclarationDump.json() + "\n")
+        return 0
+      }
       if command == "help", let topic = args.first {
         guard let text = Help.command(topic, Array(args.dropFirst())) else {
           context.writeError("error: unknown command '\(topic)'\(Help.suggestion(for: topic))\n\(Help.topUsage)\n")
@@ -75,7 +81,7 @@ public enum BrokerCommand {
       case "unlock": return try await UnlockCommand.run(args, runtime: runtime)
       case "lock": return try await LockCommand.run(args, runtime: runtime)
       case "get", "store", "erase", "capability":
-        _ = try Arguments(args, valued: [], flags: [], usage: Help.usage("get"))
+        _ = try Arguments(args, command: command)
         return try await GitHelperCommand.run(action: command, runtime: runtime)
       default:
         throw UsageError("unknown command '\(command)'\(Help.suggestion(for: command))", usage: Help.topUsage)
@@ -112,35 +118,16 @@ public enum BrokerCommand {
   }
 }
 
-/// Options every command accepts, anywhere before `--`: `--config FILE`, `--verbose`.
+/// Options every command accepts, anywhere before `--`: `--config FILE`, `--verbose`
+/// (`CommandTable.globalOptions`, read by the scanner the front uses too).
 struct GlobalOptions: Sendable {
   var configFile: String?
   var verbose = false
 
   static func extract(from args: inout [String]) throws -> GlobalOptions {
-    var g = GlobalOptions()
-    var out: [String] = []
-    var i = 0
-    while i < args.count {
-      let a = args[i]
-      i += 1
-      if a == "--" {
-        out.append(contentsOf: args[(i - 1)...])
-        break
-      }
-      if a == "--verbose" {
-        g.verbose = true
-      } else if a == "--config" {
-        guard i < args.count else { throw UsageError("missing value for '--config'", usage: Help.topUsage) }
-        g.configFile = args[i]
-        i += 1
-      } else if a.hasPrefix("--config=") {
-        g.configFile = String(a.dropFirst("--config=".count))
-      } else {
-        out.append(a)
-      }
-    }
-    args = out
-    return g
+    let scan = GlobalOptionScan(args)
+    if scan.missingConfigValue { throw UsageError("missing value for '--config'", usage: Help.topUsage) }
+    args = scan.words
+    return GlobalOptions(configFile: scan.configFile, verbose: scan.verbose)
   }
 }

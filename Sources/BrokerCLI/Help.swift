@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 
 /// Usage lines and `--help` texts (stdout, exit 0).
 enum Help {
@@ -12,22 +13,7 @@ enum Help {
     tokens to scripts, git, docker, kubectl and, through exec, the Azure and Google SDKs and CLIs.
 
     commands:
-      login ACCOUNT [options]                sign in (browser or device code) and store the refresh token
-      token get ACCOUNT [options]            print a valid access token (refreshes silently)
-      accounts [--json]                      list accounts and whether they are signed in
-      status [ACCOUNT | --url URL] [--json]  what is signed in and cached; what serves a URL
-      logout ACCOUNT | --all                 delete the account's tokens from the store
-      revoke ACCOUNT                         revoke at the provider where possible, then log out
-      get | store | erase | capability       git credential helper actions (credential.helper = tokenbroker)
-      setup-git [ACCOUNT] [--dry-run]        make git use tokenbroker for the accounts' hosts
-      account add NAME --provider P ...      add an account to the config file (comments are kept)
-      account remove NAME                    remove an account from the config file
-      agent run | start | stop | status      the resident agent that caches access tokens
-      unlock [--passphrase-fd N] [--create]  store = encrypted-file: hand the store's key to the agent
-      lock                                   store = encrypted-file: the agent forgets the key now
-      exec ACCOUNT [ACCOUNT] -- COMMAND      run COMMAND with Azure and Google SDK credential endpoints
-      version                                versions of tokenbroker, libcurl and libsecret
-
+    \(commandLines)
     options:
       --config FILE   read only this config file (default: /etc/tokenbroker/config, then
                       ~/.config/tokenbroker/config; also TOKENBROKER_CONFIG)
@@ -39,23 +25,6 @@ enum Help {
     Run 'tokenbroker COMMAND --help' for a command's options.
 
     """
-
-  private static let usages: [String: String] = [
-    "login": "usage: tokenbroker login ACCOUNT [--scope S]... [--device-code | --browser] [--no-open] [--login-hint H] [--cookies-from FILE]",
-    "token": "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--claims C] [--format token|header|json|env|exec-credential|cookiejar | --json]",
-    "logout": "usage: tokenbroker logout ACCOUNT | --all",
-    "revoke": "usage: tokenbroker revoke ACCOUNT",
-    "accounts": "usage: tokenbroker accounts [--json | --names]",
-    "status": "usage: tokenbroker status [ACCOUNT] [--json] | status --url URL [--json]",
-    "setup-git": "usage: tokenbroker setup-git [ACCOUNT] [--dry-run]",
-    "account": "usage: tokenbroker account add NAME --provider P [--KEY VALUE]... [--replace] | account remove NAME",
-    "agent": "usage: tokenbroker agent run | start [--json] | stop | status [--json]",
-    "version": "usage: tokenbroker version [--json]",
-    "unlock": "usage: tokenbroker unlock [--passphrase-fd N] [--create]",
-    "lock": "usage: tokenbroker lock",
-    "exec": "usage: tokenbroker exec ACCOUNT [ACCOUNT] -- COMMAND [ARG]...",
-    "get": "usage: tokenbroker get | store | erase | capability   (reads a git credential request on stdin)",
-  ]
 
   private static let details: [String: String] = [
     "login": """
@@ -94,7 +63,10 @@ enum Help {
                            hand them to child processes: set -a; eval "$(...)"; set +a
         --json             the same as --format json (not with another --format)
       """,
-    "logout": "Deletes every stored item of ACCOUNT (or of all accounts). The grant at the provider stays.",
+    "logout": """
+      Deletes every stored item of ACCOUNT (or of all accounts). The grant at the provider stays.
+        --all      every account
+      """,
     "agent": """
       The resident agent keeps access tokens in memory and turns many concurrent callers into one
       refresh. 'tokenbroker' starts it on first use when [broker] agent = auto.
@@ -102,6 +74,7 @@ enum Help {
         start    start it in the background; prints TOKENBROKER_AGENT_SOCKET=...; for eval
         stop     ask it to exit once its open requests are answered
         status   exit 0 when an agent runs, 1 when not
+        --json   start, status: print what they report as one JSON object
       It exits after agent-idle-timeout seconds (default 3600) without requests, but not while
       it holds the key of store = encrypted-file (see 'tokenbroker unlock --help').
       """,
@@ -147,7 +120,10 @@ enum Help {
       The resulting config is checked first: a bad key or value exits 64 naming the option,
       and the file is not changed.
       """,
-    "version": "Prints the versions of tokenbroker, libcurl and libsecret.",
+    "version": """
+      Prints the versions of tokenbroker, libcurl and libsecret.
+        --json     one JSON object
+      """,
     "unlock": """
       For [broker] store = encrypted-file: reads the passphrase and hands the key derived from it
       (Argon2id) to the agent, which keeps it for unlock-timeout seconds (default 28800; 0: until
@@ -184,18 +160,25 @@ enum Help {
       """,
   ]
 
-  static func usage(_ command: String) -> String { usages[command] ?? topUsage }
+  /// The command lines of the top help, from each declaration's listing (aligned at column 41).
+  private static var commandLines: String {
+    CommandTable.all.flatMap(\.listing).map { line in
+      let pad = String(repeating: " ", count: max(2, 39 - line.synopsis.count))
+      return "  " + line.synopsis + pad + line.summary + "\n"
+    }.joined()
+  }
+
+  /// The usage line of `command` (its declaration's), or the top usage for an unknown one.
+  static func usage(_ command: String) -> String { CommandTable.command(command)?.usage ?? topUsage }
 
   /// ` (did you mean 'X'?)` for a command name close to `name` (NameSuggestion), else "".
   static func suggestion(for name: String) -> String {
-    NameSuggestion.closest(to: name, among: usages.keys.sorted() + ["store", "erase", "capability"])
-      .map { " (did you mean '\($0)'?)" } ?? ""
+    NameSuggestion.closest(to: name, among: CommandTable.all.map(\.name).sorted()).map { " (did you mean '\($0)'?)" } ?? ""
   }
 
   /// The `--help` text of `command`, or nil for an unknown command.
   static func command(_ command: String, _ args: [String]) -> String? {
-    let key = ["store", "erase", "capability"].contains(command) ? "get" : command
-    guard let usage = usages[key] else { return nil }
-    return usage + "\n\n" + (details[key] ?? "") + "\n"
+    guard let topic = CommandTable.command(command)?.helpTopic, let declaration = CommandTable.command(topic) else { return nil }
+    return declaration.usage + "\n\n" + (details[topic] ?? "") + "\n"
   }
 }

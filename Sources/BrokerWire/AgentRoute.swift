@@ -1,7 +1,8 @@
-/// Which calls the agent serves (interface.md §1, §8): the git helper actions (as `tokenbroker
-/// ACTION` and under a `git-credential-*` name), the docker helper actions (under a
-/// `docker-credential-*` name) and `token get`. The front routes with it, and the agent refuses
-/// (`AgentProtocol.notServed`) any `run` request it does not accept, so both agree by construction.
+/// Which calls the agent serves (interface.md §1, §8): `AgentCommands.forms` (the git helper
+/// actions, as `tokenbroker ACTION` and under a `git-credential-*` name, and `token get`) and the
+/// docker helper's `AgentCommands.dockerForms` (under a `docker-credential-*` name). The front
+/// routes with it, and the agent refuses (`AgentProtocol.notServed`) any `run` request it does not
+/// accept, so both agree by construction.
 public struct AgentRoute: Sendable, Equatable {
   /// The program name: argv[0]'s last path component.
   public var name: String
@@ -12,12 +13,6 @@ public struct AgentRoute: Sendable, Equatable {
   /// True when the command reads standard input (`get`, `store`, `erase`).
   public var readsInput: Bool
 
-  // Arrays, not Sets: a Set<String> costs the front a run-time metadata instantiation and a scan of
-  // every protocol conformance in the binary (Hashable), more than the rest of the call.
-  static let gitActions = ["get", "store", "erase", "capability"]
-  static let dockerActions = ["get", "store", "erase", "list"]
-  static let inputActions = ["get", "store", "erase"]
-
   /// The route of a call, or nil when the full program must run it (every other command, `--help`,
   /// unknown helper actions, malformed global options).
   /// - Parameter argv: the whole argv, argv[0] included.
@@ -26,41 +21,34 @@ public struct AgentRoute: Sendable, Equatable {
     // By bytes, not Characters (a split by Character cost more than the rest of this function).
     let name = first.utf8.lastIndex(of: UInt8(ascii: "/")).flatMap { String(first.utf8[first.utf8.index(after: $0)...]) } ?? first
     let rest = Array(argv.dropFirst())
-    if name.hasPrefix("git-credential-") || name.hasPrefix("docker-credential-") {
-      let actions = name.hasPrefix("git-") ? gitActions : dockerActions
-      guard let action = rest.first, actions.contains(action) else { return nil }
-      return AgentRoute(name: name, arguments: rest, configFile: nil, readsInput: inputActions.contains(action))
+    if name.hasPrefix("git-credential-") {
+      // Git appends the action alone; the options of a `tokenbroker` command line do not apply.
+      guard let action = rest.first, isWord(action), AgentCommands.forms.contains(action) else { return nil }
+      return AgentRoute(name: name, arguments: rest, configFile: nil, readsInput: AgentCommands.inputForms.contains(action))
     }
-    // Global options anywhere before `--`, as BrokerCLI's GlobalOptions reads them.
-    var words: [String] = []
-    var kept: [String] = []
-    var config: String?
-    var i = 0
-    while i < rest.count {
-      let a = rest[i]
-      i += 1
-      if a == "--" || a == "--help" || a == "-h" { return nil }
-      if a == "--config" {
-        guard i < rest.count else { return nil }
-        config = rest[i]
-        i += 1
-        continue
-      }
-      if a.hasPrefix("--config=") {
-        config = String(a.dropFirst("--config=".count))
-        continue
-      }
-      kept.append(a)
-      if a != "--verbose" { words.append(a) }
+    if name.hasPrefix("docker-credential-") {
+      guard let action = rest.first, AgentCommands.dockerForms.contains(action) else { return nil }
+      return AgentRoute(
+        name: name, arguments: rest, configFile: nil, readsInput: AgentCommands.dockerInputActions.contains(action))
     }
-    guard let command = words.first else { return nil }
-    if gitActions.contains(command) {
+    let scan = GlobalOptionScan(rest)
+    let words = scan.words
+    if scan.missingConfigValue || words.contains("--") || words.contains("--help") || words.contains("-h") { return nil }
+    guard let command = words.first, isWord(command) else { return nil }
+    // A one-word form takes no more words (the full program reports the extra ones).
+    let form: String
+    if AgentCommands.forms.contains(command) {
       guard words.count == 1 else { return nil }
-      return AgentRoute(name: name, arguments: kept, configFile: config, readsInput: inputActions.contains(command))
+      form = command
+    } else {
+      guard words.count >= 2, isWord(words[1]) else { return nil }
+      form = command + " " + words[1]
+      guard AgentCommands.forms.contains(form) else { return nil }
     }
-    if command == "token", words.count >= 2, words[1] == "get" {
-      return AgentRoute(name: name, arguments: kept, configFile: config, readsInput: false)
-    }
-    return nil
+    return AgentRoute(
+      name: name, arguments: scan.withoutConfig, configFile: scan.configFile, readsInput: AgentCommands.inputForms.contains(form))
   }
+
+  /// True for an argument without a space: `"token get"` as one argument is no form.
+  private static func isWord(_ s: String) -> Bool { !s.utf8.contains(UInt8(ascii: " ")) }
 }

@@ -47,7 +47,8 @@ import Testing
       ["tokenbroker"], ["tokenbroker", "login", "work"], ["tokenbroker", "token"], ["tokenbroker", "token", "list"],
       ["tokenbroker", "token", "get", "work", "--help"], ["tokenbroker", "-h", "get"], ["tokenbroker", "--", "get"],
       ["tokenbroker", "get", "--config"], ["tokenbroker", "agent", "status"], ["tokenbroker", "logout", "work"],
-      ["tokenbroker", "--bogus", "get"], [],
+      ["tokenbroker", "--bogus", "get"], ["tokenbroker", "token get", "work"], ["tokenbroker", "get extra"],
+      ["git-credential-tokenbroker", "token get"], [],
     ] {
       #expect(AgentRoute.classify(argv) == nil, "\(argv)")
     }

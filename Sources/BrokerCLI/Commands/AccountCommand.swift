@@ -97,7 +97,7 @@ enum AccountCommand {
   // MARK: remove
 
   private static func remove(_ args: [String], runtime: Runtime) throws -> ExitStatus {
-    let a = try Arguments(args, valued: [], flags: [], usage: Help.usage("account"))
+    let a = try Arguments(args, command: "account", subcommand: "remove")
     let name = try a.expectPositionals(["NAME"])[0]
     let file = runtime.paths.userConfigFile
     let group = "account \(name)"

@@ -6,7 +6,7 @@ import BrokerProviders
 /// only the configured names, one per line, without opening the keyring (for shell completion).
 enum AccountsCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
-    let a = try Arguments(args, valued: [], flags: ["json", "names"], usage: Help.usage("accounts"))
+    let a = try Arguments(args, command: "accounts")
     _ = try a.expectPositionals([])
     if a.flag("names") {
       for account in try runtime.config().accounts { runtime.context.writeOutput(account.name + "\n") }

@@ -9,7 +9,8 @@ enum AgentCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let usage = Help.usage("agent")
     guard let sub = args.first else { throw UsageError("missing subcommand (run, start, stop, status)", usage: usage) }
-    let a = try Arguments(Array(args.dropFirst()), valued: [], flags: ["json"], usage: usage)
+    guard CommandTable.command("agent")?.form(sub) != nil else { throw UsageError("unknown subcommand 'agent \(sub)'", usage: usage) }
+    let a = try Arguments(Array(args.dropFirst()), command: "agent", subcommand: sub)
     _ = try a.expectPositionals([])
     let endpoint = Self.endpoint(runtime)
     switch sub {

@@ -30,7 +30,7 @@ enum ExecCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> Int32 {
     let usage = Help.usage("exec")
     guard let dash = args.firstIndex(of: "--") else { throw UsageError("missing '--' before COMMAND", usage: usage) }
-    let names = try Arguments(Array(args[..<dash]), valued: [], flags: [], usage: usage).positionals
+    let names = try Arguments(Array(args[..<dash]), command: "exec").positionals
     let command = Array(args[(dash + 1)...])
     guard !names.isEmpty else { throw UsageError("missing ACCOUNT", usage: usage) }
     guard names.count <= 2 else { throw UsageError("unexpected argument '\(names[2])'", usage: usage) }

@@ -6,7 +6,7 @@ import BrokerWire
 /// rotated refresh tokens (bug-cases-3.md X16). No agent running: it is locked already.
 enum LockCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
-    let a = try Arguments(args, valued: [], flags: [], usage: Help.usage("lock"))
+    let a = try Arguments(args, command: "lock")
     _ = try a.expectPositionals([])
     let settings = try runtime.config().settings
     guard settings.store == .encryptedFile else {

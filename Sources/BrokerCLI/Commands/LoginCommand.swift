@@ -13,8 +13,7 @@ import BrokerSystem
 enum LoginCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let usage = Help.usage("login")
-    let a = try Arguments(
-      args, valued: ["login-hint", "cookies-from", "scope"], flags: ["device-code", "browser", "no-open"], usage: usage)
+    let a = try Arguments(args, command: "login")
     let name = try a.expectPositionals(["ACCOUNT"])[0]
     if a.flag("device-code") && (a.flag("browser") || a.flag("no-open")) {
       throw UsageError("choose one of --device-code and --browser (or --no-open)", usage: usage)

@@ -5,8 +5,7 @@ import BrokerCore
 /// helpers for the account's hosts are asked to forget the tokens it handed out (`GitForget`).
 enum LogoutCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
-    let usage = Help.usage("logout")
-    let a = try Arguments(args, valued: [], flags: ["all"], usage: usage)
+    let a = try Arguments(args, command: "logout")
     let store = try runtime.store()
     if a.flag("all") {
       _ = try a.expectPositionals([])

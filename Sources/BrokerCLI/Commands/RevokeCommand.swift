@@ -9,8 +9,7 @@ import BrokerProviders
 /// endpoint (protocols.md §2.10): local sign-out, exit 0.
 enum RevokeCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
-    let usage = Help.usage("revoke")
-    let a = try Arguments(args, valued: [], flags: [], usage: usage)
+    let a = try Arguments(args, command: "revoke")
     let name = try a.expectPositionals(["ACCOUNT"])[0]
     let account = try runtime.config().requireAccount(name)
     let report = try await runtime.tokenService().revokeAtProvider(account: name)

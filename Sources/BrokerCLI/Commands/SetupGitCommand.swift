@@ -18,7 +18,7 @@ enum SetupGitCommand {
   static let helperValues = ["", "tokenbroker"]
 
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
-    let a = try Arguments(args, valued: [], flags: ["dry-run"], usage: Help.usage("setup-git"))
+    let a = try Arguments(args, command: "setup-git")
     let positionals = try a.positionals.count <= 1 ? a.positionals : a.expectPositionals(["ACCOUNT"])
     let config = try runtime.config()
     let accounts = try positionals.first.map { [try config.requireAccount($0)] } ?? config.accounts

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import BrokerProviders
 
 /// `tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--format F]`:
@@ -9,15 +10,14 @@ enum TokenCommand {
     guard args.first == "get" else {
       throw UsageError(args.first.map { "unknown subcommand 'token \($0)'" } ?? "missing subcommand (get)", usage: usage)
     }
-    let a = try Arguments(
-      Array(args.dropFirst()), valued: ["scope", "min-valid", "format", "claims"], flags: ["force-refresh", "json"], usage: usage)
+    let a = try Arguments(Array(args.dropFirst()), command: "token", subcommand: "get")
     let account = try a.expectPositionals(["ACCOUNT"])[0]
     if a.flag("json"), let other = a.value("format"), other != "json" {
       throw UsageError("--json is --format json; it cannot go with --format \(other)", usage: usage)
     }
     let formatName = a.flag("json") ? "json" : (a.value("format") ?? "token")
     guard let format = TokenFormat(rawValue: formatName) else {
-      throw UsageError("unknown format '\(formatName)' (token, header, json, env, exec-credential, cookiejar)", usage: usage)
+      throw UsageError("unknown format '\(formatName)' (\(CommandTable.formats.joined(separator: ", ")))", usage: usage)
     }
     if let account = try runtime.config().account(named: account), account.provider == .sharepoint, account.mode != .bearer {
       let cookies = try await runtime.tokenService().cookies(account: account.name, forceRefresh: a.flag("force-refresh"))

@@ -7,7 +7,7 @@ import BrokerCore
 enum UnlockCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let usage = Help.usage("unlock")
-    let a = try Arguments(args, valued: ["passphrase-fd"], flags: ["create"], usage: usage)
+    let a = try Arguments(args, command: "unlock")
     _ = try a.expectPositionals([])
     var fd: Int32?
     if let text = a.value("passphrase-fd") {

@@ -5,7 +5,7 @@ import BrokerStore
 /// `tokenbroker version`: the program's, libcurl's and libsecret's versions.
 enum VersionCommand {
   static func run(_ args: [String], runtime: Runtime) throws -> ExitStatus {
-    let a = try Arguments(args, valued: [], flags: ["json"], usage: Help.usage("version"))
+    let a = try Arguments(args, command: "version")
     _ = try a.expectPositionals([])
     if a.flag("json") {
       struct Doc: Encodable { var tokenbroker, libcurl, libsecret: String }

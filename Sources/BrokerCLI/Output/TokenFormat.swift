@@ -2,7 +2,7 @@ import BrokerCore
 import BrokerProviders
 
 /// The `token get --format` renderings of an access token (interface.md §3).
-enum TokenFormat: String {
+enum TokenFormat: String, CaseIterable {
   case token, header, json, env
   case execCredential = "exec-credential"
   /// A Netscape cookie file; cookie accounts only (`CookieFormat`).

@@ -12,7 +12,7 @@ import BrokerProviders
 /// one object, its shape in tokenbroker(1).
 enum StatusCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
-    let a = try Arguments(args, valued: ["url"], flags: ["json"], usage: Help.usage("status"))
+    let a = try Arguments(args, command: "status")
     let positionals = try a.positionals.count <= 1 ? a.positionals : a.expectPositionals(["ACCOUNT"])
     let config = try runtime.config()
     var report = StatusReport()
