@@ -11,13 +11,23 @@ enum TokenReply {
   /// - Parameters:
   ///   - requested: the scopes asked for; the grant's scopes when the reply has no `scope`.
   ///   - now: Unix seconds when the request was sent (so `expiresOn` errs early, never late).
-  /// - Throws: `ProviderError.unavailable` when the body is not JSON, lacks `access_token`, or
-  ///   carries a token that has already expired (`expires_in` ≤ 0).
+  /// - Throws: `ProviderError.unavailable` when the body is not JSON, lacks `access_token`,
+  ///   carries a token that has already expired (`expires_in` ≤ 0), or an access, refresh or ID
+  ///   token with a character outside printable ASCII (RFC 6749 Appendix A.12 and A.17:
+  ///   `1*VSCHAR`): such a token would break the header, env and git lines it is printed in,
+  ///   and the refresh token already stored is kept.
   static func grant(from body: [UInt8], requested: ScopeSet, now: Int64, host: String) throws(ProviderError)
     -> TokenGrant
   {
     guard let b = JSONText.decode(Body.self, bytes: body), let token = b.accessToken, !token.isEmpty else {
       throw TokenEndpointClient.incompleteReply(host: host, lacking: "access_token")
+    }
+    for (name, value) in [("access", token), ("refresh", b.refreshToken ?? ""), ("ID", b.idToken ?? "")]
+    where !value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) {
+      throw ProviderError.unavailable(
+        host: host,
+        detail: "it returned an \(name) token with characters RFC 6749 does not allow in one (only printable ASCII); "
+          + "try again later, and tell the provider's administrator if it persists")
     }
     let lifetime = b.expiresIn ?? defaultLifetime
     guard lifetime > 0 else {

@@ -28,6 +28,29 @@ import Testing
     #expect(g.tokenType == "Bearer")
   }
 
+  /// RFC 6749 Appendix A.12, A.17: a token is `1*VSCHAR`. A newline in one would add a header to
+  /// `--format header`, a line to git's reply or a variable to `--format env`.
+  @Test(arguments: [
+    #"{"access_token":"AT\r\nX-Injected: 1","expires_in":60}"#,
+    #"{"access_token":"AT","refresh_token":"RT\nprotocol=http","expires_in":60}"#,
+    #"{"access_token":"AT","id_token":"a.b.c\u0000","expires_in":60}"#,
+    #"{"access_token":"A\u00e9T","expires_in":60}"#,
+  ])
+  func aTokenOutsidePrintableASCIIIsUnavailable(_ body: String) {
+    do {
+      _ = try grant(body)
+      Issue.record("accepted \(body)")
+    } catch {
+      guard case .unavailable(_, let detail) = error else { Issue.record("got \(error)"); return }
+      #expect(detail.contains("RFC 6749"))
+      #expect(!detail.contains("AT") && !detail.contains("RT"))
+    }
+  }
+
+  @Test func aSpaceIsAPrintableCharacter() throws {
+    #expect(try grant(#"{"access_token":"A T","expires_in":60}"#).accessToken == Secret("A T"))
+  }
+
   @Test func anEmptyRefreshTokenIsAbsent() throws {
     let g = try grant(#"{"access_token":"AT","expires_in":60,"refresh_token":""}"#)
     #expect(g.refreshToken == nil)
