@@ -52,6 +52,33 @@ public final class AgentListener: Sendable {
     }
   }
 
+  /// The agent's forwarding socket (interface.md §8), `endpoint.forwardSocketPath`, mode 0600, in
+  /// the directory `open` prepared: its own `flock` (`forward.sock.lock`), so two agents whose
+  /// sockets share a directory never take each other's. Under systemd with a second socket
+  /// (`LISTEN_FDS` ≥ 2), fd 4, as systemd made it.
+  /// - Throws: `AgentSetupError.alreadyRunning` when another agent serves it, `.call`.
+  public static func openForwarding(endpoint: AgentEndpoint, environment: [String: String])
+    throws(AgentSetupError) -> AgentListener
+  {
+    let path = endpoint.forwardSocketPath
+    let activated = environment["LISTEN_PID"].flatMap { Int32($0) } == getpid()
+      && (environment["LISTEN_FDS"].flatMap { Int($0) } ?? 0) >= 2
+    if activated {
+      let fd: Int32 = 4
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+      let lock = (try? takeLock(path + ".lock", wait: 0)) ?? -1
+      return AgentListener(fd: fd, socketPath: path, activated: true, lockFD: lock)
+    }
+    let lock = try takeLock(path + ".lock", wait: 0)
+    do {
+      return AgentListener(fd: try bind(path), socketPath: path, activated: false, lockFD: lock)
+    } catch {
+      Glibc.close(lock)
+      throw error
+    }
+  }
+
   /// Removes the socket (unless systemd owns it) while still holding the lock, then releases both.
   public func close() {
     if !activated { unlink(socketPath) }

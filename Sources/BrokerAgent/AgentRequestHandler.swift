@@ -132,13 +132,7 @@ public struct AgentRequestHandler: Sendable {
     var callerView = environment
     for name in AgentProtocol.pathEnvironment { if let value = request.environment[name] { callerView[name] = value } }
     guard BrokerPaths(environment: callerView, uid: getuid()) == paths else { return .notServed }
-    guard let (config, configRevision, stale) = try? configs.current(files: paths.configFiles, explicit: paths.configIsExplicit)
-    else { return .notServed }
-    switch stale {
-    case .none: break
-    case .all: await cache.drop(account: nil)
-    case .accounts(let names): for name in names { await cache.drop(account: name) }
-    }
+    guard let (config, configRevision) = try? await currentConfig(paths) else { return .notServed }
     guard config.settings.agent == .auto else { return .notServed }
     for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
     // Kept only for a run that said its answer is pure (`Runtime.answerIsPure`, never verbose).
@@ -153,5 +147,18 @@ public struct AgentRequestHandler: Sendable {
       cache.keep(reply, to: request, configRevision: configRevision, revision: hit.revision, servedUntil: hit.servedUntil)
     }
     return reply
+  }
+
+  /// The config as its files are now (`AgentConfigCache.current`), with the cached tokens that a
+  /// newly parsed config made stale dropped first.
+  /// - Throws: `ConfigError`.
+  func currentConfig(_ paths: BrokerPaths) async throws -> (config: BrokerConfig, revision: Int) {
+    let (config, revision, stale) = try configs.current(files: paths.configFiles, explicit: paths.configIsExplicit)
+    switch stale {
+    case .none: break
+    case .all: await cache.drop(account: nil)
+    case .accounts(let names): for name in names { await cache.drop(account: name) }
+    }
+    return (config, revision)
   }
 }

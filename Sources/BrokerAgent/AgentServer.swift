@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerWire
 import Glibc
 
@@ -22,7 +23,9 @@ public final class AgentServer: Sendable {
   private let log: @Sendable (String) -> Void
 
   /// - Parameters:
-  ///   - listener: the listening socket (its owner closes it after `run` returns).
+  ///   - listenFD: the listening socket (its owner closes it after `run` returns).
+  ///   - forwardFD: the forwarding socket's (interface.md §8), or -1: its requests go to `run`'s
+  ///     `forwarded` handler.
   ///   - expectedUID: the only uid allowed to connect (the agent's own; injected by tests).
   ///   - idleTimeout: seconds without an open connection after which `run` returns.
   ///   - keepAlive: asked once that time has passed; true keeps serving for another idle time
@@ -30,11 +33,11 @@ public final class AgentServer: Sendable {
   ///   - log: receives one line per refused or failed connection.
   /// - Throws: `AgentSetupError.call` when the loop's pipe cannot be made.
   public init(
-    listenFD: Int32, expectedUID: UInt32 = getuid(), idleTimeout: Int,
+    listenFD: Int32, forwardFD: Int32 = -1, expectedUID: UInt32 = getuid(), idleTimeout: Int,
     keepAlive: @escaping @Sendable () -> Bool = { false }, log: @escaping @Sendable (String) -> Void
   ) throws(AgentSetupError) {
     loop = try SocketLoop(
-      listenFD: listenFD, expectedUID: expectedUID, maxRequestBytes: AgentProtocol.maxMessageBytes,
+      listenFD: listenFD, forwardFD: forwardFD, expectedUID: expectedUID, maxRequestBytes: AgentProtocol.maxMessageBytes,
       readMilliseconds: Self.readBound, idleMilliseconds: max(1, idleTimeout) * 1000, keepAlive: keepAlive,
       writeMilliseconds: Self.writeBound, log: log)
     self.log = log
@@ -44,15 +47,21 @@ public final class AgentServer: Sendable {
   /// - Parameters:
   ///   - quick: answers a request on the loop's thread when it can (the agent's kept answers),
   ///     with no hop to the cooperative pool; a request it cannot answer goes to `handler`.
+  ///   - forwarded: answers each request that came on the forwarding socket, one child task each
+  ///     (never `quick`).
   ///   - handler: answers every other request, one child task each.
   /// - Throws: `AgentSetupError.call` when the I/O thread cannot start.
-  public func run(quick: @escaping QuickHandler = { _ in nil }, handler: @escaping Handler) async throws(AgentSetupError) {
+  public func run(
+    quick: @escaping QuickHandler = { _ in nil }, forwarded: @escaping Handler = { _ in AgentReply(exit: ExitStatus.usage.rawValue) },
+    handler: @escaping Handler
+  ) async throws(AgentSetupError) {
     try loop.start { bytes in Self.quickReply(bytes, quick) }
     let loop = self.loop
     let log = self.log
     await withDiscardingTaskGroup { group in
       for await (connection, read) in loop.connections {
-        group.addTask { await Self.serve(connection, read, loop: loop, log: log, handler: handler) }
+        let answer = connection.forwarded ? forwarded : handler
+        group.addTask { await Self.serve(connection, read, loop: loop, log: log, handler: answer) }
       }
     }
   }

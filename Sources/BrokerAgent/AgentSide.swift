@@ -13,14 +13,31 @@ public struct AgentSide: Sendable {
   public var config: BrokerConfig
   /// Whether this command's answer may be kept (`AnswerRecorder`).
   public var recorder: AnswerRecorder
+  /// The request came on the forwarding socket (interface.md §8): only the tokens of accounts
+  /// with `forward = yes`, from memory (`tokenSource`) and from the store (`store(over:)`) alike.
+  public var forwarded: Bool
 
-  public init(cache: TokenCache, keys: StoreKeyHolder, config: BrokerConfig, recorder: AnswerRecorder) {
+  public init(cache: TokenCache, keys: StoreKeyHolder, config: BrokerConfig, recorder: AnswerRecorder, forwarded: Bool = false) {
     self.cache = cache
     self.keys = keys
     self.config = config
     self.recorder = recorder
+    self.forwarded = forwarded
   }
 
   /// Where the command's access tokens come from.
-  public var tokenSource: SharedTokenSource { SharedTokenSource(cache: cache, recorder: recorder) }
+  public var tokenSource: SharedTokenSource { SharedTokenSource(cache: cache, recorder: recorder, forwarded: forwarded) }
+
+  /// The registry tokens the agent keeps (`RegistryTokenCache`), for `account`'s use.
+  /// - Throws: `ForwardRefusal.accountNotForwarded` for a forwarded request of an account
+  ///   without `forward = yes`.
+  public func registryTokens(for account: AccountConfig) throws -> RegistryTokenCache {
+    guard !forwarded || account.forward else { throw ForwardRefusal.accountNotForwarded(account: account.name) }
+    return cache.registryTokens
+  }
+
+  /// The store as the command uses it (`AgentStore` over `base`, the configured store).
+  public func store(over base: any SecretStore) -> AgentStore {
+    AgentStore(base: base, cache: cache, only: forwarded ? config.accounts.filter(\.forward).map(\.name) : nil)
+  }
 }

@@ -7,10 +7,13 @@ public struct SharedTokenSource: AccessTokenSource {
   public let cache: TokenCache
   /// Told where the token came from, so the agent can keep a pure answer (`AnswerRecorder`).
   public var recorder: AnswerRecorder?
+  /// For a forwarded request: only accounts with `forward = yes` (`ForwardRefusal`, exit 3).
+  public var forwarded: Bool
 
-  public init(cache: TokenCache, recorder: AnswerRecorder? = nil) {
+  public init(cache: TokenCache, recorder: AnswerRecorder? = nil, forwarded: Bool = false) {
     self.cache = cache
     self.recorder = recorder
+    self.forwarded = forwarded
   }
 
   public func accessToken(
@@ -18,6 +21,7 @@ public struct SharedTokenSource: AccessTokenSource {
     diagnostics: Diagnostics, service: () throws -> TokenService
   ) async throws -> IssuedToken {
     let account = try config.requireAccount(name)
+    guard !forwarded || account.forward else { throw ForwardRefusal.accountNotForwarded(account: name) }
     let requested = TokenService.requestedScopes(scopes, account: account, kind: kind)
     let margin = config.settings.refreshMargin
     let needed: @Sendable (IssuedToken) -> Int64 = { t in ExpiryPolicy.needed(refreshMargin: margin, minValid: minValid, lifetime: t.lifetime) }

@@ -54,7 +54,8 @@ extension SocketLoop {
       if !accepting && open == 0 { break }
       var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
       let polling = accepting && now >= acceptPausedUntil
-      if polling { fds.append(pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0)) }
+      let listeners = forwardFD >= 0 ? [listenFD, forwardFD] : [listenFD]
+      if polling { for fd in listeners { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) } }
       for fd in reads { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
       for fd in writes { fds.append(pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)) }
       var timeout = accepting && open == 0 ? max(0, idleSince + idleMilliseconds - now) : 1000
@@ -64,20 +65,25 @@ extension SocketLoop {
       withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { bytes in
         while Glibc.read(wakeRead, bytes.baseAddress, bytes.count) > 0 {}
       }
-      if polling && fds[1].revents != 0 && !acceptAll(quick: quick) { acceptPausedUntil = MonotonicClock.milliseconds + 100 }
+      if polling {
+        for (i, fd) in listeners.enumerated() where fds[1 + i].revents != 0 {
+          if !acceptAll(from: fd, quick: quick) { acceptPausedUntil = MonotonicClock.milliseconds + 100 }
+        }
+      }
       for fd in reads { serviceRead(fd, quick: quick) }
       for fd in writes { serviceWrite(fd) }
     }
   }
 
-  /// Accepts every pending connection; refuses (closes unread) any whose peer is another uid.
+  /// Accepts every pending connection on `listener` (the agent's socket, or its forwarding socket:
+  /// `forwardFD`); refuses (closes unread) any whose peer is another uid.
   /// - Returns: false when `accept` failed otherwise than with "none pending" (out of
   ///   descriptors): the caller pauses accepting briefly.
   @discardableResult
-  func acceptAll(quick: Quick) -> Bool {
+  func acceptAll(from listener: Int32, quick: Quick) -> Bool {
     while true {
       // accept4(SOCK_CLOEXEC | SOCK_NONBLOCK): one call, no window, no two `fcntl`s.
-      let fd = cbroker_accept_cloexec_nonblock(listenFD)
+      let fd = cbroker_accept_cloexec_nonblock(listener)
       if fd < 0 {
         if errno == EINTR || errno == ECONNABORTED { continue }
         if errno == EAGAIN || errno == EWOULDBLOCK { return true }
@@ -86,11 +92,12 @@ extension SocketLoop {
       }
       guard let peer = PeerCheck.peer(of: fd), peer.uid == expectedUID else {
         let who = PeerCheck.peer(of: fd).map { "uid \($0.uid) (pid \($0.pid))" } ?? "an unknown peer"
-        log("refused a connection from \(who): only uid \(expectedUID) may use this agent")
+        let socket = listener == forwardFD ? " on the forwarding socket" : ""
+        log("refused a connection from \(who)\(socket): only uid \(expectedUID) may use this agent")
         Glibc.close(fd)
         continue
       }
-      let connection = AgentConnection(fd: fd, peerPID: peer.pid)
+      let connection = AgentConnection(fd: fd, peerPID: peer.pid, forwarded: listener == forwardFD)
       state.withLock { s in
         s.open += 1
         s.lastActivity = MonotonicClock.milliseconds
@@ -135,7 +142,8 @@ extension SocketLoop {
       return (pending, result)
     }
     guard let (pending, result) = finished else { return }
-    if case .request(let bytes) = result, let reply = quick(bytes) {
+    // A forwarded request is never answered from the kept answers: its own rules decide it.
+    if case .request(let bytes) = result, !pending.connection.forwarded, let reply = quick(bytes) {
       answer(pending.connection, reply)
     } else {
       sink.yield((pending.connection, result))

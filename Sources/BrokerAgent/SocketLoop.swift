@@ -8,14 +8,19 @@ public struct AgentConnection: Sendable {
   let fd: Int32
   /// The peer's pid (`SO_PEERCRED`), for logs.
   public let peerPID: Int32
+  /// Accepted on the forwarding socket (interface.md §8): answered by the forwarding rules.
+  public var forwarded = false
 }
 
 /// The agent's socket I/O: a `poll` loop on one dedicated thread over non-blocking descriptors
 /// (the listening socket, each connection being read or written, a wake-up pipe), so no blocking
 /// call ever runs on Swift's cooperative pool (code-models.md §9.9).
 ///
-/// Accepting: every new connection's `SO_PEERCRED` uid is compared with `expectedUID` before a
-/// byte is read; others are closed at once. The loop reads each request itself (at once when the
+/// Accepting, on the agent's socket and on its forwarding socket when there is one: every new
+/// connection's `SO_PEERCRED` uid is compared with `expectedUID` before a byte is read; others are
+/// closed at once. The kernel gives that uid as the agent's user namespace sees it, so a process in
+/// a user namespace whose uid maps to the agent's (`unshare --map-root-user`, rootless Podman)
+/// passes, and one whose uid maps to no uid or another one does not. The loop reads each request itself (at once when the
 /// client has already sent it, as the front does) and hands over the connection with the whole
 /// request in `connections`, so a request costs one hand-over between threads, not a round trip
 /// per phase; a request `start`'s `quick` can answer at once (a kept answer) is answered on the loop's own
@@ -54,6 +59,8 @@ final class SocketLoop: Sendable {
 
   let state: Mutex<State>
   let listenFD: Int32
+  /// The forwarding socket's listening descriptor, or -1.
+  let forwardFD: Int32
   let wakeRead: Int32
   let wakeWrite: Int32
   let expectedUID: UInt32
@@ -77,7 +84,7 @@ final class SocketLoop: Sendable {
 
   /// - Throws: `AgentSetupError.call` when the wake-up pipe cannot be made.
   init(
-    listenFD: Int32, expectedUID: UInt32, maxRequestBytes: Int, readMilliseconds: Int, idleMilliseconds: Int,
+    listenFD: Int32, forwardFD: Int32 = -1, expectedUID: UInt32, maxRequestBytes: Int, readMilliseconds: Int, idleMilliseconds: Int,
     keepAlive: @escaping @Sendable () -> Bool = { false }, writeMilliseconds: Int = 10_000,
     log: @escaping @Sendable (String) -> Void
   ) throws(AgentSetupError) {
@@ -89,6 +96,7 @@ final class SocketLoop: Sendable {
     }
     (wakeRead, wakeWrite) = (fds[0], fds[1])
     self.listenFD = listenFD
+    self.forwardFD = forwardFD
     self.expectedUID = expectedUID
     self.maxRequestBytes = maxRequestBytes
     self.idleMilliseconds = idleMilliseconds

@@ -26,6 +26,7 @@ enum ErrorMapping {
     case let e as CredentialCodecError:
       return Mapped(status: .failure, message: "malformed credential request: \(e); nothing was looked up")
     case let e as HelperError: return Mapped(status: e.status, message: e.description)
+    case let e as ForwardRefusal: return Mapped(status: e.exitStatus, message: e.description)
     case let e as AgentSetupError: return Mapped(status: .failure, message: e.description)
     default:
       return Mapped(status: .failure, message: "unexpected error (\(type(of: error))); run again with --verbose and report a bug")

@@ -9,12 +9,13 @@ extension Runtime {
   /// exchange per account and registry until five minutes before the token's `exp`), else
   /// exchanged now from the access token `accessToken` gives (asked only for an exchange).
   /// - Throws: `RegistryError`; what `accessToken` throws; `HTTPError.libraryUnavailable`;
+  ///   `ForwardRefusal` (a forwarded request for an account not forwarded);
   ///   `ConfigError` (exit 64).
   func registryToken(host: String, account: AccountConfig, accessToken: () async throws -> Secret) async throws
     -> RegistryToken
   {
     let key = RegistryTokenKey(account: account.name, host: host)
-    let kept = context.agent?.cache.registryTokens
+    let kept = try context.agent?.registryTokens(for: account)
     if let kept, let token = kept.cached(key, account: account) {
       diagnostics.note("the agent's memory had the registry token of '\(account.name)' for '\(host)'")
       return token

@@ -47,7 +47,7 @@ struct ServiceFactory: Sendable {
   /// Outside the agent, changes to the store are followed by a notice to a running agent
   /// (`AgentNoticeStore`); inside it, by a drop from the agent's own memory (`AgentStore`).
   private func forProcess(_ store: any SecretStore) -> any SecretStore {
-    if let agent = context.agent { return AgentStore(base: store, cache: agent.cache) }
+    if let agent = context.agent { return agent.store(over: store) }
     return AgentNoticeStore(base: store, socketPath: paths.agentSocket)
   }
 

@@ -120,6 +120,9 @@ public struct AccountConfig: Sendable, Equatable {
   public var resourceManagerEndpoint = "https://cloudresourcemanager.googleapis.com"
   /// oidc: the token `--format exec-credential` carries (`kube-token`).
   public var kubeToken: KubeToken = .access
+  /// Whether callers on the agent's forwarding socket may get this account's access tokens
+  /// (`forward = yes`; interface.md §8).
+  public var forward = false
 
   public init(name: String, provider: ProviderKind) {
     self.name = name

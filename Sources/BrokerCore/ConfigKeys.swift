@@ -10,7 +10,7 @@ public enum ConfigKeys {
     "scopes", "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "issuer",
     "authorization-endpoint", "token-endpoint", "device-authorization-endpoint", "revocation-endpoint",
     "userinfo-endpoint", "ca-file", "site", "via", "mode", "cookie-lifetime", "project", "project-number",
-    "resource-manager-endpoint", "kube-token",
+    "resource-manager-endpoint", "kube-token", "forward",
   ]
   public static let host = ["account", "scopes", "username", "registry"]
 

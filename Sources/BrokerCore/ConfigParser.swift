@@ -11,7 +11,7 @@ public enum ConfigParser {
     "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "authorization-endpoint",
     "token-endpoint", "device-authorization-endpoint", "revocation-endpoint", "userinfo-endpoint", "ca-file",
     "site", "via", "mode", "cookie-lifetime", "project", "kube-token",
-    "project-number", "resource-manager-endpoint",
+    "project-number", "resource-manager-endpoint", "forward",
   ]
   private static let hostKeys: Set<String> = ["account", "scopes", "username", "registry"]
 
@@ -123,6 +123,8 @@ public enum ConfigParser {
         if a.kubeToken == .id && provider != .oidc {
           throw bad(e, g, "'id' is for oidc accounts (\(provider.rawValue) accounts hand kubectl their access token)")
         }
+      case "forward":
+        a.forward = try choice(["yes": true, "no": false][e.value], e, g, "yes or no")
       default: warnings.append(unknownKey(e, g))
       }
     }

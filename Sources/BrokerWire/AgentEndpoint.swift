@@ -6,7 +6,13 @@ import Glibc
 /// - socket: `TOKENBROKER_AGENT_SOCKET`, else `$XDG_RUNTIME_DIR/tokenbroker/agent.sock`, else
 ///   `/tmp/tokenbroker-$UID/agent.sock`;
 /// - `<socket>.lock`: held (`flock`) by the one agent serving the socket; holds its pid;
-/// - `<socket>.spawn`: held by the one client that is starting an agent.
+/// - `<socket>.spawn`: held by the one client that is starting an agent;
+/// - `forward.sock` in the socket's directory: the agent's forwarding socket (interface.md §8),
+///   `forward.sock.lock` held by the agent serving it.
+///
+/// A socket whose file name ends in `forward.sock` is a forwarded agent's (`isForwarded`): the
+/// far end of `ssh -R` or a container's socket mount. No agent is ever started over one, and the
+/// full program refuses there what only the agent's own machine may do.
 public struct AgentEndpoint: Sendable, Equatable {
   public var socketPath: String
   /// The directory of the socket.
@@ -41,6 +47,16 @@ public struct AgentEndpoint: Sendable, Equatable {
   public static var current: AgentEndpoint {
     AgentEndpoint(environment: { name in getenv(name).map { String(cString: $0) } }, uid: getuid())
   }
+
+  /// The file name a forwarded agent's socket ends in (`tokenbroker forward` names it so).
+  public static let forwardSuffix = "forward.sock"
+
+  /// The agent's forwarding socket: `forward.sock` beside its own socket.
+  public var forwardSocketPath: String { (directory == "/" ? "" : directory) + "/" + Self.forwardSuffix }
+
+  /// True when `socketPath` is a forwarded agent's (its file name ends in `forwardSuffix`).
+  /// By bytes, as `init` splits the path.
+  public var isForwarded: Bool { socketPath.utf8.suffix(Self.forwardSuffix.utf8.count).elementsEqual(Self.forwardSuffix.utf8) }
 
   public var lockPath: String { socketPath + ".lock" }
   public var spawnLockPath: String { socketPath + ".spawn" }

@@ -19,6 +19,24 @@ import Testing
     #expect(access(e.socketPath, F_OK) != 0)
   }
 
+  /// The forwarding socket: beside the agent's, 0600, one agent's at a time, removed on close.
+  @Test func forwardingSocketBesideTheAgentsOneAgentEach() throws {
+    let dir = TempDirectory()
+    defer { dir.remove() }
+    let e = endpoint(in: dir.path)
+    let main = try AgentListener.open(endpoint: e, environment: [:])
+    defer { main.close() }
+    let forwarding = try AgentListener.openForwarding(endpoint: e, environment: [:])
+    #expect(forwarding.socketPath == e.directory + "/forward.sock")
+    var st = stat()
+    #expect(stat(forwarding.socketPath, &st) == 0 && st.st_mode & 0o777 == 0o600)
+    #expect(throws: AgentSetupError.alreadyRunning(socket: forwarding.socketPath)) {
+      try AgentListener.openForwarding(endpoint: e, environment: [:])
+    }
+    forwarding.close()
+    #expect(access(forwarding.socketPath, F_OK) != 0)
+  }
+
   @Test func oneAgentPerSocket() throws {
     let dir = TempDirectory()
     defer { dir.remove() }

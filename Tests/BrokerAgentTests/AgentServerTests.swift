@@ -28,6 +28,29 @@ import Testing
     try await task.value
   }
 
+  /// A request on the forwarding socket goes to the forwarded handler, never to `quick` or the
+  /// agent's own handler; the agent's socket is served as before.
+  @Test func forwardedRequestsGoToTheirOwnHandler() async throws {
+    let (dir, listener) = try privateListener()
+    defer { listener.close(); dir.remove() }
+    let forwarding = try AgentListener.openForwarding(endpoint: endpoint(in: dir.path), environment: [:])
+    defer { forwarding.close() }
+    let server = try AgentServer(listenFD: listener.fd, forwardFD: forwarding.fd, idleTimeout: 60, log: { _ in })
+    let task = Task {
+      try await server.run(quick: { _ in AgentReply(exit: 1) }, forwarded: { _ in AgentReply(exit: 2) }) { _ in AgentReply(exit: 3) }
+    }
+    let request = try AgentRequest(operation: .status).encoded()
+    for (socket, exit) in [(forwarding.socketPath, Int32(2)), (listener.socketPath, 1)] {
+      guard case .reply(let bytes) = await exchange(socket, request) else {
+        Issue.record("no reply on \(socket)")
+        continue
+      }
+      #expect(try AgentReply.decode(bytes).exit == exit, "\(socket)")
+    }
+    server.stop()
+    try await task.value
+  }
+
   @Test func refusesMalformedAndOversizedRequestsWithoutAnswer() async throws {
     let (dir, listener) = try privateListener()
     defer { listener.close(); dir.remove() }

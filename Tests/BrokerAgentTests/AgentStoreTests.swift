@@ -27,4 +27,22 @@ import Testing
     try await store.delete(.refreshToken("work"))
     #expect(await cache.count == 0)
   }
+
+  /// For a forwarded request only the forwarded accounts' items exist: the others can be neither
+  /// read, written, deleted nor listed, and the store behind is never asked for them.
+  @Test func aForwardedRequestReachesOnlyTheForwardedAccounts() async throws {
+    let base = InMemorySecretStore()
+    try await base.save(.refreshToken("work"), label: "w", secret: Secret("RT-WORK"))
+    try await base.save(.refreshToken("other"), label: "o", secret: Secret("RT-OTHER"))
+    let store = AgentStore(base: base, cache: TokenCache(time: FakeTime()), only: ["work"])
+    #expect(try await store.load(.refreshToken("work")) == Secret("RT-WORK"))
+    await #expect(throws: ForwardRefusal.accountNotForwarded(account: "other")) { try await store.load(.refreshToken("other")) }
+    await #expect(throws: ForwardRefusal.accountNotForwarded(account: "other")) {
+      try await store.save(.refreshToken("other"), label: "o", secret: Secret("x"))
+    }
+    await #expect(throws: ForwardRefusal.accountNotForwarded(account: "other")) { try await store.delete(.refreshToken("other")) }
+    await #expect(throws: ForwardRefusal.accountNotForwarded(account: "other")) { _ = try await store.keys(account: "other") }
+    #expect(try await store.keys(account: nil).map(\.account) == ["work"])
+    #expect(try await base.load(.refreshToken("other")) == Secret("RT-OTHER"))
+  }
 }

@@ -21,6 +21,22 @@ import Testing
     #expect(!explicit.isInRuntimeDirectory)
   }
 
+  /// The forwarding socket lies beside the agent's; a socket named `…forward.sock` is a
+  /// forwarded agent's (interface.md §8), whatever its directory.
+  @Test func forwardingSocketAndForwardedSockets() {
+    let xdg = endpoint(["XDG_RUNTIME_DIR": "/run/user/1000"])
+    #expect(xdg.forwardSocketPath == "/run/user/1000/tokenbroker/forward.sock")
+    #expect(!xdg.isForwarded)
+    #expect(endpoint(["TOKENBROKER_AGENT_SOCKET": "/srv/s/a.sock"]).forwardSocketPath == "/srv/s/forward.sock")
+    #expect(endpoint(["TOKENBROKER_AGENT_SOCKET": "/a.sock"]).forwardSocketPath == "/forward.sock")
+    for forwarded in ["/tmp/tokenbroker-bob-forward.sock", "/run/tokenbroker/forward.sock", "forward.sock"] {
+      #expect(endpoint(["TOKENBROKER_AGENT_SOCKET": forwarded]).isForwarded, "\(forwarded)")
+    }
+    for local in ["/tmp/forward.sock.d/agent.sock", "/tmp/forward.socket", "/tmp/x.sock"] {
+      #expect(!endpoint(["TOKENBROKER_AGENT_SOCKET": local]).isForwarded, "\(local)")
+    }
+  }
+
   private func tempDir() -> String { String(cString: mkdtemp(strdup("/tmp/tb-ep-XXXXXX"))) }
 
   @Test func runtimeDirectoryIsCreated0700AndMustStaySo() {

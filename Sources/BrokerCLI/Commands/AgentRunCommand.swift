@@ -6,12 +6,14 @@ import BrokerWire
 import Glibc
 import Synchronization
 
-/// `tokenbroker agent run`: the resident agent in the foreground (interface.md §8).
+/// `tokenbroker agent run`: the resident agent in the foreground (interface.md §8), on its socket
+/// and on its forwarding socket (`forward.sock` beside it; requests there answered by
+/// `AgentRequestHandler.handleForwarded`).
 ///
 /// Order: no core dumps and no ptrace (`PR_SET_DUMPABLE=0`) first; the config is read (for
 /// `agent-idle-timeout`; every request re-reads it); the socket is taken (`AgentListener`: 0700
 /// directory, one agent per socket by `flock`, or systemd's); then it serves until `stop` or
-/// `agent-idle-timeout` seconds without a connection (not while it holds the encrypted store's
+/// `agent-idle-timeout` seconds without a connection on either socket (not while it holds the encrypted store's
 /// key, `StoreKeyHolder`, which it drops before it exits). Another agent already serving the socket is
 /// no error: this one exits 0 at once (200 clients starting agents at once end with one).
 enum AgentRunCommand {
@@ -31,6 +33,15 @@ enum AgentRunCommand {
       return .failure
     }
     defer { listener.close() }
+    // The forwarding socket beside it (interface.md §8); without it the agent serves its own.
+    let forwarding: AgentListener?
+    do {
+      forwarding = try AgentListener.openForwarding(endpoint: endpoint, environment: context.environment)
+    } catch {
+      runtime.verbose("no forwarding socket: \(error.description)")
+      forwarding = nil
+    }
+    defer { forwarding?.close() }
     _ = chdir("/")
     // The first request of a session reads the keyring: the connection is made meanwhile.
     if settings.store == .secretService { LibsecretStore.connectAhead() }
@@ -43,7 +54,7 @@ enum AgentRunCommand {
       onDrop: { await cache.drop(account: nil) })
     // While the encrypted store is unlocked the agent does not exit for idleness.
     let server = try AgentServer(
-      listenFD: listener.fd, idleTimeout: settings.agentIdleTimeout, keepAlive: { keys.isUnlocked },
+      listenFD: listener.fd, forwardFD: forwarding?.fd ?? -1, idleTimeout: settings.agentIdleTimeout, keepAlive: { keys.isUnlocked },
       log: { line in if verbose { context.say("agent: " + line) } })
     var environment = context.environment
     for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }
@@ -52,7 +63,9 @@ enum AgentRunCommand {
       runCommand: runCommand, stop: { server.stop() }, keys: keys)
     runtime.verbose("agent \(getpid()) serving \(endpoint.socketPath)")
     let paths = handler.configPaths
-    try await server.run(quick: { handler.quick($0, paths: paths) }) { await handler.handle($0) }
+    try await server.run(quick: { handler.quick($0, paths: paths) }, forwarded: { await handler.handleForwarded($0) }) {
+      await handler.handle($0)
+    }
     await keys.drop()  // zeroed before the process ends
     runtime.verbose("agent \(getpid()) exiting")
     return .success
