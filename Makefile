@@ -42,11 +42,13 @@ PYTHON ?= python3
 # (a real rate-limiting front, limit_req answering 429, before django-oauth-toolkit from PyPI);
 # dpkg-dev and lintian for make deb (dpkg-shlibdeps, dpkg-gencontrol, Debian's package checks);
 # docker-registry (distribution, with token authentication) and skopeo, a real registry and a real
-# client for the Azure Container Registry exchange through docker-credential-tokenbroker.
+# client for the Azure Container Registry exchange through docker-credential-tokenbroker;
+# openssh-server and openssh-client for the agent forwarded over ssh -R (the tests start their own
+# sshd on loopback).
 DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev libqrencode-dev libsodium-dev rclone gnome-keyring dbus libsecret-tools \
        libglib2.0-bin git openssl curl python3 python3-dbus python3-gi python3-venv \
        mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd nginx dpkg-dev lintian \
-       docker-registry skopeo
+       docker-registry skopeo openssh-server openssh-client
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps install uninstall deb deb-check demo check unit integration fidelity clean

@@ -11,6 +11,9 @@ public enum BrokerCommand {
   public static func main(arguments: [String], context: ProcessContext = .live) async -> Int32 {
     let name = arguments.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "tokenbroker"
     var rest = Array(arguments.dropFirst())
+    if let refusal = ForwardedCaller.refusal(arguments, environment: context.environment, inAgent: context.agent != nil) {
+      return report(refusal, context: context, verbose: false)
+    }
     if name.hasPrefix("git-credential-") {
       // Git appends the action; unknown actions are ignored with exit 0 (git's rule for helpers).
       // Git never passes --help: a person does, and gets the helper's help.
@@ -80,6 +83,7 @@ public enum BrokerCommand {
       case "account": return try await AccountCommand.run(args, runtime: runtime)
       case "unlock": return try await UnlockCommand.run(args, runtime: runtime)
       case "lock": return try await LockCommand.run(args, runtime: runtime)
+      case "forward": return try await ForwardCommand.run(args, runtime: runtime)
       case "get", "store", "erase", "capability":
         _ = try Arguments(args, command: command)
         return try await GitHelperCommand.run(action: command, runtime: runtime)

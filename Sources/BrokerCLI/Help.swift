@@ -137,6 +137,16 @@ enum Help {
                            an existing store is unlocked as it is)
       """,
     "lock": "For store = encrypted-file: the agent forgets the store's key and its cached access tokens now.",
+    "forward": """
+      Starts the agent when none runs and prints its forwarding socket, the ssh option and the
+      ssh_config RemoteForward line that forward it (the far end's socket is
+      /tmp/tokenbroker-USER-forward.sock, USER the remote user), one per line. On the far side
+      (an SSH host, a container with the socket mounted), set TOKENBROKER_AGENT_SOCKET to that
+      socket: 'token get', exec-credential and the git and docker helpers are answered by this
+      agent from its own config and store, for accounts with 'forward = yes' only; everything
+      else is refused there. No refresh token crosses it.
+        --json     one JSON object: socket, ssh_option, remote_forward, remote_socket
+      """,
     "exec": """
       Runs COMMAND with local credential endpoints that the Azure and Google SDKs' default chains
       use, backed by the accounts named (one azure or sharepoint account, whose 'via' serves, and

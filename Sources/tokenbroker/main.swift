@@ -19,15 +19,19 @@ enum Front {
     let replyBound = AgentProtocol.replyBound
     let arguments = CommandLine.arguments
     guard let route = AgentRoute.classify(arguments) else { Core.exec() }
+    let endpoint = AgentEndpoint.current
+    // A forwarded agent's socket (interface.md §8): only its agent may answer, whoever asks.
+    let forwarded = endpoint.isForwarded
     // A person at a terminal, not git or docker: the full program says what it reads.
-    if route.readsInput && isatty(0) == 1 { Core.exec(because: "standard input is a terminal") }
+    if route.readsInput && isatty(0) == 1 && !forwarded { Core.exec(because: "standard input is a terminal") }
     let configFile = FrontConfig.file(route: route)
 
     // Connected first, stdin read after: without an agent (`agent = off`) the full program reads
     // standard input itself, with no pipe to hand it on.
     guard
-      let fd = AgentStarter.connect(
-        AgentEndpoint.current, mayStart: { route.configFile == nil && FrontConfig.agentEnabled(file: configFile) })
+      let fd = forwarded
+        ? ForwardedAgent.connect(endpoint)
+        : AgentStarter.connect(endpoint, mayStart: { route.configFile == nil && FrontConfig.agentEnabled(file: configFile) })
     else { Core.exec(because: "no agent runs, and agent = off or it could not be started") }
 
     var input = StandardInput()
@@ -53,10 +57,14 @@ enum Front {
       FileDescriptor.standardError.write(reply.error)
       exit(reply.exit)
     case .closed, .failed:
+      if forwarded {
+        ForwardedAgent.fail(endpoint, "closed the connection without answering (it serves only its own user; a forward that ended does so too)")
+      }
       // The agent stopped or died before answering: nothing was handed out, the full program serves it.
       close(fd)
       Core.exec(because: "it ended before answering", replaying: input)
     case .timedOut:
+      if forwarded { ForwardedAgent.fail(endpoint, "did not answer within \(replyBound / 1000) s") }
       ignoreClosedReaders()
       FileDescriptor.error(
         "tokenbroker: the agent did not answer within \(replyBound / 1000) s; run 'tokenbroker agent stop' and try again\n")

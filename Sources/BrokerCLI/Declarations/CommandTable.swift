@@ -97,6 +97,9 @@ enum CommandTable {
       "lock", listing: [("lock", "store = encrypted-file: the agent forgets the key now")], usage: "usage: tokenbroker lock",
       forms: [CommandForm()]),
     CommandDeclaration(
+      "forward", listing: [("forward [--json]", "how to forward the agent to SSH hosts and containers")],
+      usage: "usage: tokenbroker forward [--json]", forms: [CommandForm(options: [json])]),
+    CommandDeclaration(
       "exec", listing: [("exec ACCOUNT [ACCOUNT] -- COMMAND", "run COMMAND with Azure and Google SDK credential endpoints")],
       usage: "usage: tokenbroker exec ACCOUNT [ACCOUNT] -- COMMAND [ARG]...",
       forms: [CommandForm(arguments: ["ACCOUNT", "ACCOUNT", "--", "COMMAND"])]),
