@@ -8,7 +8,7 @@ _tokenbroker_account_keys="--issuer --client-auth --client-id --client-secret --
   --tenant --scopes --hosts --git-username --flow --login-hint --redirect-port --authority
   --authorization-endpoint --token-endpoint --device-authorization-endpoint --revocation-endpoint
   --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime --project --project-number
-  --resource-manager-endpoint --kube-token"
+  --resource-manager-endpoint --kube-token --forward"
 
 _tokenbroker_accounts() {
     local tb=${COMP_WORDS[0]} i
@@ -60,6 +60,7 @@ _tokenbroker() {
     --flow) _tokenbroker_reply $'browser\ndevice-code' "$cur"; return ;;
     --mode) _tokenbroker_reply $'bearer\ncookie\nimported-cookies' "$cur"; return ;;
     --kube-token) _tokenbroker_reply $'access\nid' "$cur"; return ;;
+    --forward) _tokenbroker_reply $'yes\nno' "$cur"; return ;;
     --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;
     --via) _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"; return ;;
     --scope | --min-valid | --login-hint | --passphrase-fd | --url | --claims) return ;;
@@ -67,7 +68,7 @@ _tokenbroker() {
 
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then _tokenbroker_reply "--config --verbose --help" "$cur"
-        else _tokenbroker_reply "login logout revoke token accounts status account setup-git get store erase capability agent version unlock lock exec" "$cur"
+        else _tokenbroker_reply "login logout revoke token accounts status account setup-git get store erase capability agent version unlock lock forward exec" "$cur"
         fi
         return
     fi
@@ -79,7 +80,7 @@ _tokenbroker() {
     setup-git) options="--dry-run"; ((nargs == 0)) && accounts=1 ;;
     accounts) options="--json --names" ;;
     status) options="--url --json"; ((nargs == 0)) && accounts=1 ;;
-    version) options="--json" ;;
+    version | forward) options="--json" ;;
     unlock) options="--passphrase-fd --create" ;;
     exec)
         # After `--`: COMMAND and its arguments are completed as commands and files.

@@ -80,6 +80,7 @@ complete -c tokenbroker -n '__tokenbroker_at' -a agent -d 'the resident agent'
 complete -c tokenbroker -n '__tokenbroker_at' -a version -d 'versions of tokenbroker and its libraries'
 complete -c tokenbroker -n '__tokenbroker_at' -a unlock -d 'encrypted-file: hand the store key to the agent'
 complete -c tokenbroker -n '__tokenbroker_at' -a lock -d 'encrypted-file: the agent forgets the key'
+complete -c tokenbroker -n '__tokenbroker_at' -a forward -d 'how to forward the agent to SSH hosts and containers'
 complete -c tokenbroker -n '__tokenbroker_at' -a exec -d 'run a command with SDK credential endpoints'
 
 complete -c tokenbroker -n '__tokenbroker_wants_account' -a '(__tokenbroker_accounts)' -d account
@@ -104,7 +105,7 @@ complete -c tokenbroker -n '__tokenbroker_in token' -l min-valid -x -d 'seconds 
 complete -c tokenbroker -n '__tokenbroker_in token' -l force-refresh -d 'refresh even if still valid'
 complete -c tokenbroker -n '__tokenbroker_in token' -l claims -x -d 'claims of an insufficient_claims challenge'
 complete -c tokenbroker -n '__tokenbroker_in token' -l format -x -a 'token header json env cookiejar exec-credential' -d 'output format'
-complete -c tokenbroker -n '__tokenbroker_in token version accounts status' -l json -d 'print JSON'
+complete -c tokenbroker -n '__tokenbroker_in token version accounts status forward' -l json -d 'print JSON'
 complete -c tokenbroker -n '__tokenbroker_in status' -l url -x -d 'which rule, account and helpers serve this URL'
 complete -c tokenbroker -n '__tokenbroker_in accounts' -l names -d 'print only the account names'
 
@@ -127,6 +128,7 @@ complete -c tokenbroker -n '__tokenbroker_in_add' -l tenant -x -a 'common organi
 complete -c tokenbroker -n '__tokenbroker_in_add' -l flow -x -a 'browser device-code' -d 'sign-in flow'
 complete -c tokenbroker -n '__tokenbroker_in_add' -l mode -x -a 'bearer cookie imported-cookies' -d 'SharePoint mode'
 complete -c tokenbroker -n '__tokenbroker_in_add' -l kube-token -x -a 'access id' -d 'token exec-credential hands kubectl (oidc)'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l forward -x -a 'yes no' -d 'serve this account on the forwarding socket'
 complete -c tokenbroker -n '__tokenbroker_in_add' -l via -x -a '(__tokenbroker_accounts)' -d 'azure account (SharePoint)'
 complete -c tokenbroker -n '__tokenbroker_in_add' -l ca-file -r -F -d 'extra PEM bundle'
 

@@ -12,7 +12,7 @@ from harness import BIN_DIR, ROOT, BrokerTestCase
 
 COMPLETIONS = os.path.join(ROOT, "completions")
 COMMANDS = {"login", "logout", "revoke", "token", "accounts", "status", "account", "setup-git", "get", "store",
-            "erase", "capability", "agent", "version", "unlock", "lock", "exec"}
+            "erase", "capability", "agent", "version", "unlock", "lock", "forward", "exec"}
 FORMATS = {"token", "header", "json", "env", "cookiejar", "exec-credential"}
 
 # Each case: the command line typed (the last word is the one being completed) and what the
