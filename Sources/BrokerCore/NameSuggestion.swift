@@ -1,15 +1,22 @@
 /// "Did you mean": the known name a mistyped one most likely stands for (config keys, account
 /// names). A name matches when it differs only in case and `_` for `-` (`client_id`), or by a
 /// small optimal-string-alignment distance (one insertion, deletion, substitution or swap of two
-/// neighbours counts 1): at most 1 for names of up to 4 characters, 2 for longer ones.
+/// neighbours counts 1): at most 1 for names of up to 4 characters, 2 for longer ones; else, when
+/// the name is the start of exactly one known name and at least 4 characters long (`--device` for
+/// `--device-code`), that one.
 public enum NameSuggestion {
   /// - Returns: the closest of `known` to `name`, or nil when none is close (or `name` is one of them).
-  public static func closest(to name: String, among known: some Sequence<String>) -> String? {
+  public static func closest(to name: String, among names: some Sequence<String>) -> String? {
+    let known = Array(names)
     let wanted = normalised(name)
     var best: (name: String, distance: Int)?
     for candidate in known where candidate != name {
       let d = candidate == wanted || normalised(candidate) == wanted ? 0 : distance(Array(wanted), Array(normalised(candidate)))
       if d <= (wanted.count <= 4 ? 1 : 2), d < (best?.distance ?? .max) { best = (candidate, d) }
+    }
+    if best == nil, wanted.count >= 4, !known.contains(name) {
+      let longer = Set(known.filter { normalised($0).hasPrefix(wanted) })
+      if longer.count == 1 { return longer.first }
     }
     return best?.name
   }

@@ -22,6 +22,13 @@ import Testing
     #expect(NameSuggestion.closest(to: "x", among: [String]()) == nil)
   }
 
+  @Test func theStartOfExactlyOneLongerNameMatches() {
+    #expect(NameSuggestion.closest(to: "--device", among: ["--device-code", "--browser", "--scope"]) == "--device-code")
+    #expect(NameSuggestion.closest(to: "--dev", among: ["--device-code", "--developer"]) == nil)  // two start so
+    #expect(NameSuggestion.closest(to: "dev", among: ["device-code"]) == nil)  // too short to guess
+    #expect(NameSuggestion.closest(to: "store", among: ["store", "store-path"]) == nil)  // a known name
+  }
+
   @Test func theClosestWins() {
     #expect(NameSuggestion.closest(to: "flw", among: ["flow", "floww2"]) == "flow")
   }

@@ -54,6 +54,25 @@ class SetupGitTest(GitTestCase):
         self.assertNotIn(b"pattern", content)
         self.assertEqual(first.stdout, b"")
 
+    def test_a_helper_program_git_cannot_find_is_named(self):
+        """git runs the helper `tokenbroker` as `git-credential-tokenbroker` from PATH: a build
+        run from its folder has no such link, and setup-git and status --url then say so, with
+        what to do, instead of a git that later says "'credential-tokenbroker' is not a git
+        command"."""
+        without = dict(self.git_env(), PATH=os.environ["PATH"])
+        r = self.run_broker("setup-git", env=without)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(b"'git-credential-tokenbroker', which is not on PATH", r.stderr)
+        self.assertIn(b"make install", r.stderr)
+        s = self.run_broker("status", "--url", "https://git.example.test/repo", env=without)
+        self.assertIn(b"which is not on PATH", s.stdout)
+        r = self.setup_git()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.run_broker("status", "--url", "https://git.example.test/repo", env=self.git_env())
+        self.assertIn(b"git's credential helpers for it: 'tokenbroker'", s.stdout)
+        for out in (r.stderr, s.stdout, s.stderr):
+            self.assertNotIn(b"not on PATH", out)
+
     def test_dry_run_prints_the_commands_and_writes_nothing(self):
         r = self.setup_git("second", "--dry-run")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -30,6 +30,9 @@ enum SetupGitCommand {
     }
     let git = GitConfig(environment: context.environment)
     let resolver = try HostResolver(config: config)
+    if let missing = GitHelperChain.missingProgramWarning(path: context.environment["PATH"]) {
+      context.say("warning: " + missing)
+    }
     for host in hosts {
       if resolver.hasPathGroups(host: host) {
         try await setUseHttpPath(host: host, git: git, dryRun: a.flag("dry-run"), runtime: runtime)

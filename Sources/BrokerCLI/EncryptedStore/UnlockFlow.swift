@@ -26,7 +26,9 @@ enum UnlockFlow {
     let usage = Help.usage("unlock")
     guard settings.store == .encryptedFile else {
       throw UsageError(
-        "unlock is for [broker] store = encrypted-file (this config uses store = \(settings.store.rawValue))", usage: usage)
+        "unlock is for [broker] store = encrypted-file (this config uses store = \(settings.store.rawValue)); "
+          + "to keep tokens in an encrypted file instead, set store = encrypted-file under [broker] in "
+          + (runtime.paths.configFiles.last ?? runtime.paths.userConfigFile), usage: usage)
     }
     if let fd = passphraseFD {
       guard fcntl(fd, F_GETFD) >= 0 else { throw UsageError("file descriptor \(fd) is not open", usage: usage) }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The credential helpers git runs for one URL, in order, as git's credential.c collects them:
 /// every `credential.helper` and every `credential.<PATTERN>.helper` whose pattern matches the URL
 /// (urlmatch: scheme, host with `*` labels, port, path prefix, user), in config order, an empty
@@ -24,6 +26,17 @@ struct GitHelperChain: Equatable {
     if word.hasPrefix("!") { word.removeFirst() }
     let program = word.split(separator: "/").last.map(String.init) ?? word
     return program == "tokenbroker" || program == "git-credential-tokenbroker"
+  }
+
+  /// The line to say when the helper value `tokenbroker` cannot run: git runs it as the program
+  /// `git-credential-tokenbroker`, found on `PATH` (gitcredentials(7)); nil when an executable of
+  /// that name is in one of `path`'s directories.
+  static func missingProgramWarning(path: String?) -> String? {
+    let name = "git-credential-tokenbroker"
+    let dirs = (path ?? "").split(separator: ":", omittingEmptySubsequences: false).map { $0.isEmpty ? "." : String($0) }
+    if dirs.contains(where: { access($0 + "/" + name, X_OK) == 0 }) { return nil }
+    return "git runs the helper 'tokenbroker' as '\(name)', which is not on PATH, so git cannot ask it; "
+      + "run 'make install', or link it beside tokenbroker (ln -s tokenbroker \(name)) in a directory on PATH"
   }
 
   /// Where tokenbroker stands, and what each other helper means for its tokens: one line each.

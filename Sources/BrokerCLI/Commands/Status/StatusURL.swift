@@ -22,6 +22,11 @@ enum StatusURL {
     if match == nil && resolver.hasPathGroups(host: url.host) {
       warnings.append("only [host \(url.host)/PATH] groups serve this host, none of them this path; add one, or a [host \(url.host)] group")
     }
+    if chain.helpers.contains("tokenbroker"),
+      let missing = GitHelperChain.missingProgramWarning(path: runtime.context.environment["PATH"])
+    {
+      warnings.append(missing)
+    }
     let report = StatusReport.URLStatus(
       url: text, host: url.host, path: path, rule: match?.rule, account: match?.account.name, scopes: match?.scopes,
       username: match?.username, token: match == nil ? nil : "sign-in", token_expires_on: nil, helpers: chain.helpers,
