@@ -93,7 +93,7 @@ public struct AgentRequestHandler: Sendable {
     case .unlock, .lock, .store:
       let paths = BrokerPaths(environment: environment, uid: getuid())
       let handler = StoreRequestHandler(keys: keys, path: paths.encryptedTokenFile, socketPath: paths.agentSocket) {
-        await handle(AgentRequest(operation: .drop, account: $0))
+        _ = await handle(AgentRequest(operation: .drop, account: $0))
       }
       return await handler.handle(request)
     }
