@@ -1,5 +1,6 @@
 import BrokerAgent
 @testable import BrokerCLI
+import BrokerTestSupport
 import Foundation
 
 /// A private directory with a config file under `config/tokenbroker/`, removed when released.
@@ -15,16 +16,7 @@ final class ConfigHome: Sendable {
   deinit { try? FileManager.default.removeItem(atPath: directory) }
 }
 
-let fileStoreConfig = """
-  [broker]
-  store = file
-
-  [account work]
-  provider = azure
-  client-id = cid
-  authority = http://127.0.0.1:9
-  hosts = git.example.test
-  """
+let fileStoreConfig = TestConfigs.fileStore
 
 /// A request handler as `tokenbroker agent run` builds it: commands run through the CLI's
 /// `AgentRunCommand.runCommand`, the real program, in-process.

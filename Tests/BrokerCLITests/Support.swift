@@ -1,4 +1,5 @@
 @testable import BrokerCLI
+import BrokerTestSupport
 import Foundation
 import Synchronization
 
@@ -33,13 +34,4 @@ final class CLIHarness: Sendable {
   }
 }
 
-let fileStoreConfig = """
-  [broker]
-  store = file
-
-  [account work]
-  provider = azure
-  client-id = cid
-  authority = http://127.0.0.1:9
-  hosts = git.example.test
-  """
+let fileStoreConfig = TestConfigs.fileStore
