@@ -128,7 +128,8 @@ enum Help {
       For [broker] store = encrypted-file: reads the passphrase and hands the key derived from it
       (Argon2id) to the agent, which keeps it for unlock-timeout seconds (default 28800; 0: until
       it exits). Without a store yet, creates one: on a terminal after asking the new passphrase
-      twice, from --passphrase-fd only with --create. A wrong passphrase exits 5 and changes
+      twice, from --passphrase-fd only with --create; a new passphrase has at least 8
+      characters. A wrong passphrase exits 5 and changes
       nothing; so does a store whose Argon2id memory does not fit this process's limits. The
       passphrase is never read from arguments or the environment.
         --passphrase-fd N  read the passphrase as one line from file descriptor N (scripts,

@@ -44,7 +44,7 @@ enum CommandTable {
           ])
       ]),
     CommandDeclaration(
-      "accounts", listing: [("accounts [--json]", "list accounts and whether they are signed in")],
+      "accounts", listing: [("accounts [--json | --names]", "list accounts and whether they are signed in")],
       usage: "usage: tokenbroker accounts [--json | --names]",
       forms: [CommandForm(options: [json, CommandOption("names")])]),
     CommandDeclaration(
