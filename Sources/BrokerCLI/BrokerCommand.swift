@@ -85,7 +85,14 @@ public enum BrokerCommand {
       case "lock": return try await LockCommand.run(args, runtime: runtime)
       case "forward": return try await ForwardCommand.run(args, runtime: runtime)
       case "get", "store", "erase", "capability":
-        _ = try Arguments(args, command: command)
+        // git runs a helper's action with no argument after it (gitcredentials(7)): one here is
+        // a person who meant `token get`.
+        if let account = try Arguments(args, command: command).positionals.first {
+          throw UsageError(
+            "'\(command)' takes no account: it is git's credential helper action and reads git's request on "
+              + "standard input; to print a token of '\(account)', run 'tokenbroker token get \(account)'",
+            usage: Help.usage(command))
+        }
         return try await GitHelperCommand.run(action: command, runtime: runtime)
       default:
         throw UsageError("unknown command '\(command)'\(Help.suggestion(for: command))", usage: Help.topUsage)

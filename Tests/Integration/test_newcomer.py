@@ -58,6 +58,19 @@ class HelperActionOnTerminalTest(BrokerTestCase):
         self.assertIn("has no 'protocol'", shown)
         self.assertEqual(out, b"")
 
+    def test_an_account_after_get_names_token_get_at_once(self):
+        """`tokenbroker get work`, a natural guess for "a token of work", with stdin not a terminal
+        (a script): git never passes an argument after its action, so this is a usage error
+        naming `token get work`, without reading stdin or printing a credential."""
+        for action in ("get", "store", "erase"):
+            with self.subTest(action=action):
+                r = self.run_broker(action, "work", input=f"protocol=https\nhost={GIT_HOST}\n\n".encode())
+                self.assertEqual(r.returncode, 64, r.stderr)
+                self.assertIn(b"run 'tokenbroker token get work'", r.stderr)
+                self.assertEqual(r.stdout, b"")
+        r = self.run_broker("get", input=f"protocol=https\nhost={GIT_HOST}\n\n".encode())
+        self.assertNotEqual(r.returncode, 64, r.stderr)  # git's own call is unchanged
+
     def test_a_request_typed_by_hand_ends_at_its_empty_line(self):
         rc, _, err = self.login()
         self.assertEqual(rc, 0, err)
