@@ -19,16 +19,6 @@ struct LibsecretStoreTests {
     try await store.preflightWrite()  // default collection present and unlocked: no prompt, no item
   }
 
-  /// A connection made ahead (the agent's, at its start) serves the operations queued after it.
-  @Test func operationsAfterConnectingAheadUseTheConnection() async throws {
-    LibsecretStore.connectAhead(timeout: 5)
-    let key = ItemKey.refreshToken(uniqueAccount("ahead"))
-    #expect(try await store.load(key) == nil)
-    try await store.save(key, label: key.label(provider: "azure"), secret: Secret("ahead"))
-    #expect(try await store.load(key) == Secret("ahead"))
-    try await store.delete(key)
-  }
-
   /// B06: duplicates left by a crash or another program.
   @Test func loadUsesTheNewestDuplicateAndRemovesTheOthers() async throws {
     let key = ItemKey.refreshToken(uniqueAccount("dup"))

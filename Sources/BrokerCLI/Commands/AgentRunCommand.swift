@@ -1,6 +1,5 @@
 import BrokerAgent
 import BrokerCore
-import BrokerStore
 import BrokerSystem
 import BrokerWire
 import Glibc
@@ -43,8 +42,6 @@ enum AgentRunCommand {
     }
     defer { forwarding?.close() }
     _ = chdir("/")
-    // The first request of a session reads the keyring: the connection is made meanwhile.
-    if settings.store == .secretService { LibsecretStore.connectAhead() }
     let verbose = runtime.diagnostics.isOn
     let cache = TokenCache(time: SystemTime())
     // Locked again (`lock`, `unlock-timeout`): nothing read from the store stays in memory either.

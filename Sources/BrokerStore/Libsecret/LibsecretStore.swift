@@ -165,19 +165,6 @@ public final class LibsecretStore: SecretStore {
     }
   }
 
-  /// Connects to the Secret Service and opens its session (`secret_service_get_sync`, the
-  /// process's shared connection, which libsecret keeps) on the libsecret queue, bounded by
-  /// `timeout` seconds, without waiting: the operations queued after it find the connection
-  /// made. For the agent, whose first request reads the keyring: the connection is made while
-  /// that request is still being sent. A failure is left to the next operation to report.
-  public static func connectAhead(timeout: Double = 10) {
-    let deadline = Deadline(milliseconds: max(1, Int(timeout * 1000)))
-    queue.async {
-      defer { deadline.finish() }
-      _ = try? LibsecretSession(deadline: deadline)
-    }
-  }
-
   /// Runs one bounded operation on the libsecret queue (internal for the tests' hooks). The
   /// deadline starts now (time spent waiting behind other operations counts). The caller is
   /// answered `.timedOut` at the deadline plus 2 s even when libsecret ignores the cancellation.
