@@ -40,7 +40,7 @@ public struct GoogleMetadataEndpoint: Sendable {
   let idToken: @Sendable (_ audience: String) async -> Result<Secret?, EndpointFailure>
   /// The signed-in user's email (the service account's email on GCE), or why it is unknown.
   let email: @Sendable () async -> Result<String, EndpointFailure>
-  /// Unix seconds now (for `expires_in`).
+  /// Unix seconds now, rounded up (for `expires_in`, which must not exceed the time left).
   let now: @Sendable () -> Int64
 
   public init(
