@@ -13,17 +13,10 @@ enum ForwardedCaller {
   static func refusal(_ arguments: [String], environment: [String: String], inAgent: Bool) -> ForwardRefusal? {
     guard !inAgent, AgentEndpoint(environment: { environment[$0] }, uid: getuid()).isForwarded else { return nil }
     let name = arguments.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "tokenbroker"
-    var words: [String] = []
-    var skip = false
-    for a in arguments.dropFirst() {
-      if a == "--" { break }
-      if a == "--help" || a == "-h" || a == "--version" { return nil }
-      if skip || a == "--config" {
-        skip.toggle()
-        continue
-      }
-      if !a.hasPrefix("-") { words.append(a) }
-    }
+    // The global options read as the front and the CLI read them; then the command's own words.
+    let before = GlobalOptionScan(Array(arguments.dropFirst())).words.prefix { $0 != "--" }
+    if before.contains(where: { $0 == "--help" || $0 == "-h" || $0 == "--version" }) { return nil }
+    let words = before.filter { !$0.hasPrefix("-") }
     let isHelper = name.hasPrefix("git-credential-") || name.hasPrefix("docker-credential-")
     if isHelper ? words.first == "capability" : [nil, "help", "version", "forward", "capability"].contains(words.first) {
       return nil

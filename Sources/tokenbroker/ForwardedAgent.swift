@@ -15,9 +15,10 @@ enum ForwardedAgent {
     }
   }
 
-  /// Exits 4 with `tokenbroker: the forwarded agent at PATH <what>; …`.
+  /// Exits 4 with `tokenbroker: the forwarded agent at PATH <what>; …` (on stdout too under the
+  /// docker helper name: `FileDescriptor.error`).
   static func fail(_ endpoint: AgentEndpoint, _ what: String) -> Never {
-    FileDescriptor.standardError.write(
+    FileDescriptor.error(
       "tokenbroker: the forwarded agent at \(endpoint.socketPath) \(what); reconnect the forward (ssh -R, or the container's socket mount) and try again\n")
     exit(4)
   }

@@ -13,6 +13,7 @@ import Testing
       ["tokenbroker", "login", "work"], ["tokenbroker", "logout", "--all"], ["tokenbroker", "unlock"], ["tokenbroker", "lock"],
       ["tokenbroker", "revoke", "work"], ["tokenbroker", "account", "add", "x", "--provider", "azure"], ["tokenbroker", "accounts"],
       ["tokenbroker", "agent", "start"], ["tokenbroker", "--config", "/c", "token", "get", "work"],
+      ["tokenbroker", "--config=/c", "--verbose", "login", "work"],
       ["/usr/bin/git-credential-tokenbroker", "get"], ["docker-credential-tokenbroker", "get"],
       ["tokenbroker", "exec", "work", "--", "az", "--help"],
     ] {
