@@ -32,24 +32,8 @@ public final class AgentListener: Sendable {
   public static func open(endpoint: AgentEndpoint, environment: [String: String], lockWait: Double = 1)
     throws(AgentSetupError) -> AgentListener
   {
-    let activated = environment["LISTEN_PID"].flatMap { Int32($0) } == getpid()
-      && (environment["LISTEN_FDS"].flatMap { Int($0) } ?? 0) >= 1
-    if activated {
-      let fd: Int32 = 3
-      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-      let lock = (try? takeLock(endpoint.lockPath, wait: 0)) ?? -1
-      return AgentListener(fd: fd, socketPath: endpoint.socketPath, activated: true, lockFD: lock)
-    }
-    if let problem = endpoint.prepareDirectory() { throw .directory(problem) }
-    let lock = try takeLock(endpoint.lockPath, wait: lockWait)
-    do {
-      let fd = try bind(endpoint.socketPath)
-      return AgentListener(fd: fd, socketPath: endpoint.socketPath, activated: false, lockFD: lock)
-    } catch {
-      Glibc.close(lock)
-      throw error
-    }
+    if systemdFD(3, environment) == nil, let problem = endpoint.prepareDirectory() { throw .directory(problem) }
+    return try take(endpoint.socketPath, lockPath: endpoint.lockPath, systemd: 3, environment: environment, lockWait: lockWait)
   }
 
   /// The agent's forwarding socket (interface.md §8), `endpoint.forwardSocketPath`, mode 0600, in
@@ -61,16 +45,28 @@ public final class AgentListener: Sendable {
     throws(AgentSetupError) -> AgentListener
   {
     let path = endpoint.forwardSocketPath
-    let activated = environment["LISTEN_PID"].flatMap { Int32($0) } == getpid()
-      && (environment["LISTEN_FDS"].flatMap { Int($0) } ?? 0) >= 2
-    if activated {
-      let fd: Int32 = 4
+    return try take(path, lockPath: path + ".lock", systemd: 4, environment: environment, lockWait: 0)
+  }
+
+  /// `fd` when systemd passed this process that many sockets (`LISTEN_PID`, `LISTEN_FDS`: fd 3 is
+  /// the first), else nil.
+  private static func systemdFD(_ fd: Int32, _ environment: [String: String]) -> Int32? {
+    let mine = environment["LISTEN_PID"].flatMap { Int32($0) } == getpid()
+    return mine && (environment["LISTEN_FDS"].flatMap { Int32($0) } ?? 0) >= fd - 2 ? fd : nil
+  }
+
+  /// Systemd's socket `systemd` (close-on-exec, non-blocking; its lock taken when free), or the
+  /// socket bound at `path` under the lock at `lockPath`, waited for up to `lockWait` seconds.
+  private static func take(
+    _ path: String, lockPath: String, systemd: Int32, environment: [String: String], lockWait: Double
+  ) throws(AgentSetupError) -> AgentListener {
+    if let fd = systemdFD(systemd, environment) {
       _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
       _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-      let lock = (try? takeLock(path + ".lock", wait: 0)) ?? -1
+      let lock = (try? takeLock(lockPath, wait: 0)) ?? -1
       return AgentListener(fd: fd, socketPath: path, activated: true, lockFD: lock)
     }
-    let lock = try takeLock(path + ".lock", wait: 0)
+    let lock = try takeLock(lockPath, wait: lockWait)
     do {
       return AgentListener(fd: try bind(path), socketPath: path, activated: false, lockFD: lock)
     } catch {
