@@ -1,5 +1,6 @@
 import BrokerAgent
 import BrokerCore
+import BrokerProviders
 import BrokerTestSupport
 import Synchronization
 import Testing
@@ -10,45 +11,9 @@ import Testing
     var account: String
     var name = "a"
   }
-  struct Value: Sendable, Equatable {
-    var n: Int
-    var expiry: Int64?
-  }
-  typealias Cache = SingleFlightCache<Key, Value>
-
-  /// Counts fetches; the n-th hands out `Value(n)` expiring `lifetime` seconds after `time`
-  /// (nil: no expiry); with `holds`, each fetch waits for `release()`.
-  final class Fetcher: Sendable {
-    let time: FakeTime
-    let lifetime: Int64?
-    let holds: Bool
-    private let state = Mutex<(calls: Int, running: Int, maxRunning: Int)>((0, 0, 0))
-    private let gate: AsyncStream<Void>
-    private let gateOpen: AsyncStream<Void>.Continuation
-    init(time: FakeTime, lifetime: Int64? = 3600, holds: Bool = false) {
-      (self.time, self.lifetime, self.holds) = (time, lifetime, holds)
-      (gate, gateOpen) = AsyncStream.makeStream(of: Void.self)
-    }
-    var calls: Int { state.withLock { $0.calls } }
-    var maxRunning: Int { state.withLock { $0.maxRunning } }
-    func release() { gateOpen.yield() }
-    func fetch() async throws -> Value {
-      let n = state.withLock { s in
-        s.calls += 1
-        s.running += 1
-        s.maxRunning = max(s.maxRunning, s.running)
-        return s.calls
-      }
-      defer { state.withLock { $0.running -= 1 } }
-      if holds {
-        var it = gate.makeAsyncIterator()
-        _ = await it.next()
-      } else {
-        await Task.yield()
-      }
-      return Value(n: n, expiry: lifetime.map { time.now + $0 })
-    }
-  }
+  /// Values are `IssuedToken`s from the token cache's `FakeFetcher` (`AT<n>` for the n-th fetch).
+  typealias Cache = SingleFlightCache<Key, IssuedToken>
+  typealias Fetcher = FakeFetcher
 
   let time = FakeTime()
   let account = AccountConfig(name: "work", provider: .oidc)
@@ -58,12 +23,16 @@ import Testing
     _ cache: Cache, _ fetcher: Fetcher, key: Key? = nil, needed: Int64 = 0, force: Bool = false
   ) async throws -> Int {
     try await cache.value(for: key ?? self.key, account: account, needed: { _ in needed }, forceRefresh: force) { _ in
-      try await fetcher.fetch()
+      try await fetcher.fetch(force: false)
     }.n
   }
 
+  private func makeCache(oneFetchPerAccount: Bool = false, onChange: @escaping @Sendable () -> Void = {}) -> Cache {
+    Cache(time: time, oneFetchPerAccount: oneFetchPerAccount, expiry: { $0.expiresOn }, onChange: onChange)
+  }
+
   @Test func aValueIsServedUntilItsExpiryLessNeeded() async throws {
-    let cache = Cache(time: time, expiry: { $0.expiry })
+    let cache = makeCache()
     let fetcher = Fetcher(time: time)
     #expect(try await get(cache, fetcher) == 1)
     time.advance(by: 3000)
@@ -78,7 +47,7 @@ import Testing
   }
 
   @Test func concurrentCallersShareOneFetch() async throws {
-    let cache = Cache(time: time, expiry: { $0.expiry })
+    let cache = makeCache()
     let fetcher = Fetcher(time: time, holds: true)
     let values = try await withThrowingTaskGroup(of: Int.self) { group in
       for i in 0..<50 { group.addTask { try await get(cache, fetcher, force: i % 5 == 0) } }
@@ -93,7 +62,7 @@ import Testing
 
   @Test func aFailedFetchIsSharedAndKeepsNothing() async throws {
     struct Boom: Error {}
-    let cache = Cache(time: time, expiry: { $0.expiry })
+    let cache = makeCache()
     let calls = Counter()
     let (key, account) = (self.key, self.account)
     let failures = await withTaskGroup(of: Bool.self) { group in
@@ -117,8 +86,8 @@ import Testing
 
   @Test func aValueWithoutOrPastItsExpiryIsNeverKept() async throws {
     for lifetime: Int64? in [nil, 0, -5] {
-      let cache = Cache(time: time, expiry: { $0.expiry })
-      let fetcher = Fetcher(time: time, lifetime: lifetime)
+      let cache = Cache(time: time, expiry: { t in lifetime.map { _ in t.expiresOn } })
+      let fetcher = Fetcher(time: time, lifetime: lifetime ?? 3600)
       for _ in 0..<2 { _ = try await get(cache, fetcher) }
       #expect(fetcher.calls == 2)
       #expect(cache.count == 0)
@@ -126,7 +95,7 @@ import Testing
   }
 
   @Test func aDropForgetsAtOnceAndAFetchRunningThenKeepsNothing() async throws {
-    let cache = Cache(time: time, expiry: { $0.expiry })
+    let cache = makeCache()
     let fetcher = Fetcher(time: time, holds: true)
     async let first = get(cache, fetcher)
     while fetcher.calls == 0 { await Task.yield() }
@@ -144,7 +113,7 @@ import Testing
   }
 
   @Test func dropWherePicksValuesOfTheAccount() async throws {
-    let cache = Cache(time: time, expiry: { $0.expiry })
+    let cache = makeCache()
     let fetcher = Fetcher(time: time)
     _ = try await get(cache, fetcher)
     _ = try await get(cache, fetcher, key: Key(account: "work", name: "b"))
@@ -156,7 +125,7 @@ import Testing
 
   @Test func fetchesOfOneAccountRunOneAfterTheOtherOnlyWhenAsked() async throws {
     for serial in [true, false] {
-      let cache = Cache(time: time, oneFetchPerAccount: serial, expiry: { $0.expiry })
+      let cache = makeCache(oneFetchPerAccount: serial)
       let fetcher = Fetcher(time: time, holds: true)
       async let a = get(cache, fetcher, key: Key(account: "work", name: "a"))
       async let b = get(cache, fetcher, key: Key(account: "work", name: "b"))
@@ -172,7 +141,7 @@ import Testing
 
   @Test func onChangeIsToldOfEveryKeepAndDrop() async throws {
     let changes = Counter()
-    let cache = Cache(time: time, expiry: { $0.expiry }, onChange: { changes.add() })
+    let cache = makeCache(onChange: { changes.add() })
     let fetcher = Fetcher(time: time)
     _ = try await get(cache, fetcher)
     #expect(changes.value == 1)
@@ -185,7 +154,7 @@ import Testing
   }
 
   @Test func pastTheBoundTheExpiredValuesAreForgotten() async throws {
-    let cache = Cache(time: time, expiry: { $0.expiry })
+    let cache = makeCache()
     let short = Fetcher(time: time, lifetime: 10)
     for i in 0..<64 { _ = try await get(cache, short, key: Key(account: "work", name: "s\(i)")) }
     #expect(cache.count == 64)
@@ -193,4 +162,9 @@ import Testing
     _ = try await get(cache, Fetcher(time: time), key: Key(account: "work", name: "long"))
     #expect(cache.count == 1)
   }
+}
+
+extension IssuedToken {
+  /// Which fetch of a `FakeFetcher` made this token (`AT<n>`).
+  fileprivate var n: Int { Int(accessToken.revealed.dropFirst(2)) ?? -1 }
 }
