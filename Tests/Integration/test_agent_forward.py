@@ -21,7 +21,7 @@ import time
 import unittest
 import uuid
 
-from agent_flows import AgentTestCase
+from agent_flows import CORE, AgentTestCase
 from harness import CLIENT_ID, TOKENBROKER
 from test_git_clone import GitServerTestCase
 
@@ -57,6 +57,12 @@ hosts = other.example.test
         for account in ("work", "other"):
             rc, _, err = self.login(account)
             self.assertEqual(rc, 0, err)
+
+    def agents_of_test(self):
+        """The agents whose XDG_RUNTIME_DIR is this test's (their environ is readable as root)."""
+        marker = ("XDG_RUNTIME_DIR=" + self.runtime).encode() + b"\0"
+        return sorted(pid for pid, environ in AgentTestCase._agent_processes().items()
+                      if environ is not None and marker in environ)
 
     def public_copy(self, path):
         """`path` copied into a 0755 directory of its own, readable by every user."""
@@ -258,11 +264,6 @@ LogLevel ERROR
         self.assertEqual(self.remote_agents(), [], "no agent started over the dead forward")
         self.assert_no_refresh_token_under(self.remote_home, self.remote_runtime)
 
-    def agents_of_test(self):
-        marker = ("XDG_RUNTIME_DIR=" + self.runtime).encode() + b"\0"
-        return sorted(pid for pid, environ in AgentTestCase._agent_processes().items()
-                      if environ is not None and marker in environ)
-
     def local_refresh_tokens_kept(self):
         return len([i for i in self.keyring_items() if i["attributes"].get("kind") == "refresh-token"]) == 2
 
@@ -336,3 +337,57 @@ class ForwardIntoUserNamespaceTest(ForwardTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(shutil.which("systemd-socket-activate"), "systemd-socket-activate (systemd) is not installed")
+class SystemdTwoSocketsTest(ForwardTestCase):
+    """contrib/systemd/tokenbroker.socket's two ListenStream lines, passed as systemd passes them
+    (systemd-socket-activate: fd 3 the agent's socket, fd 4 the forwarding one, LISTEN_FDS=2): the
+    agent serves each socket by its own rules and leaves both socket files to systemd."""
+
+    def test_both_sockets_are_served_each_by_its_rules(self):
+        # The agent login started is stopped, so that the one systemd starts serves both.
+        self.assertEqual(self.run_broker("agent", "stop").returncode, 0)
+        directory = os.path.join(self.runtime, "tokenbroker")
+        os.makedirs(directory, 0o700, exist_ok=True)  # DirectoryMode=0700
+        own, forward = os.path.join(directory, "agent.sock"), os.path.join(directory, "forward.sock")
+        for path in (own, forward):
+            if os.path.exists(path):
+                os.unlink(path)
+        # systemd starts a unit with the user manager's environment; the activator passes only -E's.
+        passed = [a for name in self.env() for a in ("-E", name)]
+        activator = subprocess.Popen(
+            ["systemd-socket-activate", "-l", own, "-l", forward] + passed + [CORE, "--verbose", "agent", "run"],
+            env=self.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        self.addCleanup(lambda: activator.poll() is None and (activator.kill(), activator.wait()))
+        deadline = time.time() + 30
+        while not (os.path.exists(own) and os.path.exists(forward)) and time.time() < deadline:
+            time.sleep(0.05)
+        for path in (own, forward):
+            os.chmod(path, 0o600)  # SocketMode=0600 (systemd-socket-activate leaves the umask's)
+
+        mine = self.run_broker("token", "get", "other")
+        self.assertEqual(mine.returncode, 0, mine.stderr)
+        self.assertTrue(self.emu.validate_access_token(mine.stdout.decode().strip()))
+        [agent] = self.agents_of_test()
+        self.assertEqual(agent, activator.pid, "the agent is the process systemd started")
+
+        far = self.env()
+        far["TOKENBROKER_AGENT_SOCKET"] = forward
+        served = self.run_broker("token", "get", "work", env=far)
+        self.assertEqual(served.returncode, 0, served.stderr)
+        self.assertTrue(self.emu.validate_access_token(served.stdout.decode().strip()))
+        refused = self.run_broker("token", "get", "other", env=far)
+        self.assertEqual((refused.returncode, refused.stdout), (3, b""), refused.stderr)
+        login = self.run_broker("login", "work", "--device-code", env=far)
+        self.assertEqual(login.returncode, 64, login.stderr)
+        self.assertEqual(login.stderr.count(b"\n"), 1, login.stderr)
+        self.assertEqual(self.agents_of_test(), [agent], "one agent, for both sockets")
+
+        self.assertEqual(self.run_broker("agent", "stop").returncode, 0)
+        activator.wait(timeout=30)
+        self.assertEqual(activator.returncode, 0, activator.stderr.read())
+        for path in (own, forward):
+            self.assertTrue(os.path.exists(path), "systemd's socket %s must stay" % path)
+        kinds = [i["attributes"].get("kind") for i in self.keyring_items()]
+        self.assertEqual(kinds.count("refresh-token"), 2, kinds)
