@@ -97,12 +97,9 @@ public struct AzureRegistryExchange: Sendable {
   /// The registry token in an exchange `response`, or the error it stands for.
   /// - Parameter tries: ` (N attempts)` after a retry, for the message.
   static func token(from response: HTTPResponse, host: String, account: String, tries: String = "") throws -> RegistryToken {
-    struct Reply: Decodable {
-      var refresh_token: String?
-    }
     switch response.status {
     case 200..<300:
-      guard let token = JSONText.decode(Reply.self, bytes: response.body)?.refresh_token, !token.isEmpty,
+      guard let token = JSONFields.parse(response.body)?.string("refresh_token"), !token.isEmpty,
         token.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
       else {
         throw RegistryError.unavailable(

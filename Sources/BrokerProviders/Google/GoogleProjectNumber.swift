@@ -70,10 +70,7 @@ public struct GoogleProjectNumber: Sendable {
   /// `projectNumber` of a `projects.get` reply (a string, as int64 fields are in Google's JSON;
   /// a number is accepted too), when it is all digits.
   static func parse(_ body: [UInt8]) -> String? {
-    struct Doc: Decodable {
-      var projectNumber: LenientString?
-    }
-    guard let text = JSONText.decode(Doc.self, bytes: body)?.projectNumber?.value, !text.isEmpty, text.utf8.count <= 19,
+    guard let text = JSONFields.parse(body)?.digits("projectNumber"), !text.isEmpty, text.utf8.count <= 19,
       text.utf8.allSatisfy({ (0x30...0x39).contains($0) })
     else { return nil }
     return text
@@ -81,18 +78,5 @@ public struct GoogleProjectNumber: Sendable {
 
   private func invalid(_ problem: String) -> ConfigError {
     .invalid(file: "config", group: "account \(account.name)", key: "project-number", problem: problem)
-  }
-}
-
-/// A JSON string, or a number written as one.
-private struct LenientString: Decodable {
-  var value: String
-  init(from decoder: any Decoder) throws {
-    let c = try decoder.singleValueContainer()
-    if let s = try? c.decode(String.self) {
-      value = s
-    } else {
-      value = String(try c.decode(Int64.self))
-    }
   }
 }

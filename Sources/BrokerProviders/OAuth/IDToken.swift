@@ -12,7 +12,7 @@ enum IDToken {
   static func claims(of jwt: String) -> IDTokenClaims {
     let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
     guard parts.count == 3, let payload = base64URLDecode(parts[1]),
-      let claims = JSONText.decode(IDTokenClaims.self, bytes: payload)
+      let claims = JSONFields.parse(payload).map(IDTokenClaims.init)
     else { return .unreadable }
     return claims
   }
@@ -34,7 +34,7 @@ enum IDToken {
 /// The claims tokenbroker reads, from an ID token's payload or a userinfo answer (the same names:
 /// OpenID Connect Core §2, §5.1; Microsoft `id-token-claims-reference`), as received: a claim that
 /// is absent, null or not a string is nil. Its description shows no value (they name the user).
-public struct IDTokenClaims: Sendable, Equatable, Decodable, CustomStringConvertible, CustomReflectable {
+public struct IDTokenClaims: Sendable, Equatable, CustomStringConvertible, CustomReflectable {
   /// False for an `id_token` that could not be read (then every claim is nil).
   var isReadable = true
   var preferredUsername, email, upn, oid, tid, sub: String?
@@ -62,24 +62,19 @@ public struct IDTokenClaims: Sendable, Equatable, Decodable, CustomStringConvert
   public var description: String { isReadable ? "IDTokenClaims(<redacted>)" : "IDTokenClaims(unreadable)" }
   public var customMirror: Mirror { Mirror(self, children: ["readable": isReadable]) }
 
-  enum CodingKeys: String, CodingKey {
-    case email, upn, oid, tid, sub, iss, azp, nonce, aud, exp
-    case preferredUsername = "preferred_username"
-  }
-
-  public init(from decoder: any Decoder) throws {
-    let c = try decoder.container(keyedBy: CodingKeys.self)
-    preferredUsername = c.lenientString(.preferredUsername)
-    email = c.lenientString(.email)
-    upn = c.lenientString(.upn)
-    oid = c.lenientString(.oid)
-    tid = c.lenientString(.tid)
-    sub = c.lenientString(.sub)
-    iss = c.lenientString(.iss)
-    azp = c.lenientString(.azp)
-    nonce = c.lenientString(.nonce)
-    aud = c.lenientString(.aud).map { [$0] } ?? ((try? c.decodeIfPresent([String].self, forKey: .aud)) ?? nil) ?? []
-    exp = c.lenientInt(.exp).map(Int64.init)
+  /// The claims of a JSON object (an ID token's payload, a userinfo answer).
+  init(_ c: JSONFields) {
+    preferredUsername = c.string("preferred_username")
+    email = c.string("email")
+    upn = c.string("upn")
+    oid = c.string("oid")
+    tid = c.string("tid")
+    sub = c.string("sub")
+    iss = c.string("iss")
+    azp = c.string("azp")
+    nonce = c.string("nonce")
+    aud = c.string("aud").map { [$0] } ?? c.strings("aud") ?? []
+    exp = c.int("exp").map(Int64.init)
   }
 }
 

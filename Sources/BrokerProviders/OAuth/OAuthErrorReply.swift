@@ -45,16 +45,18 @@ struct OAuthErrorReply: Sendable, Equatable {
   /// Parses `body`; nil unless it is a JSON object with a string `error`.
   /// - Parameter secrets: every secret value the request carried, redacted from the description.
   static func parse(_ body: [UInt8], status: Int, secrets: [String]) -> OAuthErrorReply? {
-    guard let b = JSONText.decode(Body.self, bytes: body), let error = b.error else { return nil }
-    let numbers = (b.errorCodes ?? []).compactMap(\.value).filter { $0 > 0 }
+    guard let b = JSONFields.parse(body), let error = b.string("error") else { return nil }
+    let numbers = (b.ints("error_codes") ?? []).compactMap { $0 }.filter { $0 > 0 }
+    let description = b.string("error_description")
     var codes = numbers.map { "AADSTS\($0)" }
-    if codes.isEmpty, let d = b.errorDescription, let code = leadingAADSTS(d) { codes = [code] }
+    if codes.isEmpty, let d = description, let code = leadingAADSTS(d) { codes = [code] }
     return OAuthErrorReply(
       error: Redaction.codeWord(error, redacting: secrets),
-      suberror: b.suberror.map { Redaction.codeWord($0, redacting: secrets, fallback: "unrecognised") },
+      suberror: (b.string("suberror") ?? b.string("error_subtype")).map { Redaction.codeWord($0, redacting: secrets, fallback: "unrecognised") },
       codes: codes, numericCodes: numbers.isEmpty ? codes.compactMap { Int($0.dropFirst(6)) } : numbers,
-      hasClaims: b.hasClaims, claims: b.claims.flatMap { Redaction.claims($0, redacting: secrets) }, interval: b.interval,
-      detailLine: b.errorDescription.map { Redaction.firstLine($0, redacting: secrets) }, status: status)
+      hasClaims: b.has("claims"), claims: b.string("claims").flatMap { Redaction.claims($0, redacting: secrets) },
+      interval: b.int("interval"),
+      detailLine: description.map { Redaction.firstLine($0, redacting: secrets) }, status: status)
   }
 
   /// `AADSTSnnnn` when `text` starts with it (after spaces).
@@ -63,33 +65,5 @@ struct OAuthErrorReply: Sendable, Equatable {
     guard t.hasPrefix("AADSTS") else { return nil }
     let digits = t.dropFirst(6).prefix { $0.isASCII && $0.isNumber }
     return digits.isEmpty || digits.count > 9 ? nil : "AADSTS" + digits
-  }
-
-  private struct Body: Decodable {
-    var error: String?
-    var errorDescription: String?
-    var errorCodes: [LenientInt]?
-    var suberror: String?
-    var hasClaims: Bool
-    var claims: String?
-    var interval: Int?
-
-    enum CodingKeys: String, CodingKey {
-      case error, suberror, claims, interval
-      case errorDescription = "error_description"
-      case errorCodes = "error_codes"
-      case errorSubtype = "error_subtype"
-    }
-
-    init(from decoder: any Decoder) throws {
-      let c = try decoder.container(keyedBy: CodingKeys.self)
-      error = c.lenientString(.error)
-      errorDescription = c.lenientString(.errorDescription)
-      errorCodes = (try? c.decodeIfPresent([LenientInt].self, forKey: .errorCodes)) ?? nil
-      suberror = c.lenientString(.suberror) ?? c.lenientString(.errorSubtype)
-      hasClaims = c.contains(.claims) && (try? c.decodeNil(forKey: .claims)) != true
-      claims = c.lenientString(.claims)
-      interval = c.lenientInt(.interval)
-    }
   }
 }

@@ -110,7 +110,7 @@ struct TokenEndpointClient: Sendable {
       // "Some unorthodox servers respond 200 in error case" (golang/oauth2): an `error` wins.
       if let oauth { return .reply(.error(oauth)) }
       // Whatever the Content-Type says (text/plain JSON is accepted), the body decides.
-      if expectsJSON && !response.body.isEmpty && JSONText.decode(JSONObjectProbe.self, bytes: response.body) == nil {
+      if expectsJSON && !response.body.isEmpty && JSONFields.parse(response.body) == nil {
         noteBody(response, host: host, secrets: secrets)
         return .stray(status: status, error: Self.unexpectedReply(host: host, status: status, contentType: contentType))
       }
@@ -204,15 +204,4 @@ struct TokenEndpointClient: Sendable {
     else { return "no Content-Type" }
     return value
   }
-}
-
-/// Decodes from any JSON object, and from nothing else (token replies, discovery documents).
-struct JSONObjectProbe: Decodable {
-  private struct AnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
-  }
-  init(from decoder: any Decoder) throws { _ = try decoder.container(keyedBy: AnyKey.self) }
 }

@@ -19,59 +19,32 @@ enum TokenReply {
   static func grant(from body: [UInt8], requested: ScopeSet, now: Int64, host: String) throws(ProviderError)
     -> TokenGrant
   {
-    guard let b = JSONText.decode(Body.self, bytes: body), let token = b.accessToken, !token.isEmpty else {
+    guard let b = JSONFields.parse(body), let token = b.string("access_token"), !token.isEmpty else {
       throw TokenEndpointClient.incompleteReply(host: host, lacking: "access_token")
     }
-    for (name, value) in [("access", token), ("refresh", b.refreshToken ?? ""), ("ID", b.idToken ?? "")]
+    let (refreshToken, idToken) = (b.string("refresh_token"), b.string("id_token"))
+    for (name, value) in [("access", token), ("refresh", refreshToken ?? ""), ("ID", idToken ?? "")]
     where !value.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) {
       throw ProviderError.unavailable(
         host: host,
         detail: "it returned an \(name) token with characters RFC 6749 does not allow in one (only printable ASCII); "
           + "try again later, and tell the provider's administrator if it persists")
     }
-    let lifetime = b.expiresIn ?? defaultLifetime
+    let lifetime = b.int("expires_in") ?? defaultLifetime
     guard lifetime > 0 else {
       throw ProviderError.unavailable(
         host: host, detail: "it returned an access token that has already expired (expires_in \(lifetime)); try again later")
     }
-    let scopes = b.scope.map(ScopeSet.split) ?? []
-    let claims = b.idToken.map(IDToken.claims(of:))
-    var tokenType = b.tokenType.map { Redaction.codeWord($0, fallback: "Bearer") } ?? "Bearer"
+    let scopes = b.string("scope").map(ScopeSet.split) ?? []
+    let claims = idToken.map(IDToken.claims(of:))
+    var tokenType = b.string("token_type").map { Redaction.codeWord($0, fallback: "Bearer") } ?? "Bearer"
     if tokenType.lowercased() == "bearer" { tokenType = "Bearer" }
     return TokenGrant(
       accessToken: Secret(token), expiresOn: now + Int64(lifetime),
-      refreshToken: b.refreshToken.flatMap { $0.isEmpty ? nil : Secret($0) },
-      refreshTokenWasEmpty: b.refreshToken == "",
+      refreshToken: refreshToken.flatMap { $0.isEmpty ? nil : Secret($0) },
+      refreshTokenWasEmpty: refreshToken == "",
       scopes: scopes.isEmpty ? requested.items : scopes,
       identity: claims?.identity, tokenType: tokenType, idToken: claims,
-      receivedAt: now, idTokenValue: b.idToken.flatMap { $0.isEmpty ? nil : Secret($0) })
-  }
-
-  private struct Body: Decodable {
-    var accessToken: String?
-    var tokenType: String?
-    var expiresIn: Int?
-    var refreshToken: String?
-    var scope: String?
-    var idToken: String?
-
-    enum CodingKeys: String, CodingKey {
-      case scope
-      case accessToken = "access_token"
-      case tokenType = "token_type"
-      case expiresIn = "expires_in"
-      case refreshToken = "refresh_token"
-      case idToken = "id_token"
-    }
-
-    init(from decoder: any Decoder) throws {
-      let c = try decoder.container(keyedBy: CodingKeys.self)
-      accessToken = c.lenientString(.accessToken)
-      tokenType = c.lenientString(.tokenType)
-      expiresIn = c.lenientInt(.expiresIn)
-      refreshToken = c.lenientString(.refreshToken)
-      scope = c.lenientString(.scope)
-      idToken = c.lenientString(.idToken)
-    }
+      receivedAt: now, idTokenValue: idToken.flatMap { $0.isEmpty ? nil : Secret($0) })
   }
 }

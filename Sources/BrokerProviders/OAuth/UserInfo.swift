@@ -26,7 +26,7 @@ struct UserInfo: Sendable {
       headers: [HTTPHeader("Authorization", "Bearer " + accessToken.revealed), HTTPHeader("Accept", "application/json")],
       caFiles: client.caFiles)
     guard let response = try? await client.transport.send(request), response.status == 200,
-      let claims = JSONText.decode(IDTokenClaims.self, bytes: response.body)
+      let claims = JSONFields.parse(response.body).map(IDTokenClaims.init)
     else { return nil }
     return claims.identity
   }

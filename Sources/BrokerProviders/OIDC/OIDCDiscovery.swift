@@ -45,7 +45,7 @@ struct OIDCDiscovery: Sendable {
       guard let response = try await fetch(url) else { continue }
       let body = response.body
       guard let metadata = OIDCMetadata.parse(body, overrides: account.endpoints) else {
-        if notJSON == nil, JSONText.decode(JSONObjectProbe.self, bytes: body) == nil {
+        if notJSON == nil, JSONFields.parse(body) == nil {
           let type = TokenEndpointClient.mediaType(response.header("Content-Type"))
           notJSON = "; \(TokenEndpointClient.host(of: url)) answered HTTP 200 with \(type), not JSON (HTML, a proxy?): "
             + "a proxy or portal may be intercepting"

@@ -21,16 +21,19 @@ struct OIDCMetadata: Sendable, Equatable {
   /// Parses a document; nil when it is not a JSON object with string `issuer` and `token_endpoint`
   /// (the token endpoint may come from `token-endpoint` instead: `overrides`).
   static func parse(_ body: [UInt8], overrides: EndpointOverrides) -> OIDCMetadata? {
-    guard let b = JSONText.decode(Body.self, bytes: body), let issuer = b.issuer,
-      let token = overrides.token ?? b.tokenEndpoint
+    guard let b = JSONFields.parse(body), let issuer = b.string("issuer"),
+      let token = overrides.token ?? b.nonEmptyString("token_endpoint")
     else { return nil }
     return OIDCMetadata(
-      issuer: issuer, authorizationEndpoint: overrides.authorization ?? b.authorizationEndpoint, tokenEndpoint: token,
-      deviceAuthorizationEndpoint: overrides.deviceAuthorization ?? b.deviceAuthorizationEndpoint,
-      revocationEndpoint: overrides.revocation ?? b.revocationEndpoint,
-      userinfoEndpoint: overrides.userinfo ?? b.userinfoEndpoint, tokenEndpointAuthMethods: b.tokenAuthMethods,
-      revocationEndpointAuthMethods: b.revocationAuthMethods, scopesSupported: b.scopesSupported,
-      issParameterSupported: b.issParameter ?? false)
+      issuer: issuer, authorizationEndpoint: overrides.authorization ?? b.nonEmptyString("authorization_endpoint"),
+      tokenEndpoint: token,
+      deviceAuthorizationEndpoint: overrides.deviceAuthorization ?? b.nonEmptyString("device_authorization_endpoint"),
+      revocationEndpoint: overrides.revocation ?? b.nonEmptyString("revocation_endpoint"),
+      userinfoEndpoint: overrides.userinfo ?? b.nonEmptyString("userinfo_endpoint"),
+      tokenEndpointAuthMethods: b.strings("token_endpoint_auth_methods_supported"),
+      revocationEndpointAuthMethods: b.strings("revocation_endpoint_auth_methods_supported"),
+      scopesSupported: b.strings("scopes_supported"),
+      issParameterSupported: b.bool("authorization_response_iss_parameter_supported") ?? false)
   }
 
   /// interface.md §2.1: with a secret, `client_secret_basic` unless `methods` lists
@@ -40,41 +43,5 @@ struct OIDCMetadata: Sendable, Equatable {
       return .clientSecretBasic
     }
     return .clientSecretPost
-  }
-
-  private struct Body: Decodable {
-    var issuer, authorizationEndpoint, tokenEndpoint, deviceAuthorizationEndpoint: String?
-    var revocationEndpoint, userinfoEndpoint: String?
-    var tokenAuthMethods, revocationAuthMethods, scopesSupported: [String]?
-    var issParameter: Bool?
-
-    enum CodingKeys: String, CodingKey {
-      case issuer
-      case authorizationEndpoint = "authorization_endpoint"
-      case tokenEndpoint = "token_endpoint"
-      case deviceAuthorizationEndpoint = "device_authorization_endpoint"
-      case revocationEndpoint = "revocation_endpoint"
-      case userinfoEndpoint = "userinfo_endpoint"
-      case tokenAuthMethods = "token_endpoint_auth_methods_supported"
-      case revocationAuthMethods = "revocation_endpoint_auth_methods_supported"
-      case scopesSupported = "scopes_supported"
-      case issParameter = "authorization_response_iss_parameter_supported"
-    }
-
-    init(from decoder: any Decoder) throws {
-      let c = try decoder.container(keyedBy: CodingKeys.self)
-      func url(_ k: CodingKeys) -> String? { c.lenientString(k).flatMap { $0.isEmpty ? nil : $0 } }
-      func list(_ k: CodingKeys) -> [String]? { (try? c.decodeIfPresent([String].self, forKey: k)) ?? nil }
-      issuer = c.lenientString(.issuer)
-      authorizationEndpoint = url(.authorizationEndpoint)
-      tokenEndpoint = url(.tokenEndpoint)
-      deviceAuthorizationEndpoint = url(.deviceAuthorizationEndpoint)
-      revocationEndpoint = url(.revocationEndpoint)
-      userinfoEndpoint = url(.userinfoEndpoint)
-      tokenAuthMethods = list(.tokenAuthMethods)
-      revocationAuthMethods = list(.revocationAuthMethods)
-      scopesSupported = list(.scopesSupported)
-      issParameter = (try? c.decodeIfPresent(Bool.self, forKey: .issParameter)) ?? nil
-    }
   }
 }
