@@ -10,17 +10,10 @@ struct AzureAuthCodeFlow: Sendable {
   /// (resources, then `openid profile offline_access`), `state`, `code_challenge` (S256) and
   /// `login_hint` and `claims` when given.
   func authorization(_ request: BrowserSignInRequest) -> BrowserAuthorization {
-    let redirectURI = provider.loopbackHost.redirectURI(port: request.port)
-    let url = BrowserAuthorization.url(
-      provider.endpoints.authorization,
-      [
-        ("client_id", provider.clientID), ("response_type", "code"), ("redirect_uri", redirectURI),
-        ("response_mode", "query"), ("scope", AzureScopes.wire(request.scopes, signIn: true)),
-        ("state", request.state), ("code_challenge", request.pkce.challenge),
-        ("code_challenge_method", PKCE.method), ("login_hint", request.loginHint), ("claims", request.claims),
-      ])
-    return BrowserAuthorization(
-      url: url, redirectURI: redirectURI, state: request.state, clientID: provider.clientID, pkce: request.pkce)
+    BrowserAuthorization.codeRequest(
+      request, endpoint: provider.endpoints.authorization, clientID: provider.clientID,
+      loopbackHost: provider.loopbackHost, scope: AzureScopes.wire(request.scopes, signIn: true),
+      extra: [("response_mode", "query"), ("claims", request.claims)])
   }
 
   /// Redeems `code` with the PKCE verifier at `/token` (transient failures are retried like every
@@ -28,16 +21,12 @@ struct AzureAuthCodeFlow: Sendable {
   /// - Throws: `ProviderError.loginFailed` for `invalid_grant` (AADSTS501481 verifier mismatch,
   ///   54005 code already redeemed, 70008 expired), else as `AzureErrors.requestError`.
   func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant {
-    let fields = [
-      ("scope", AzureScopes.wire(scopes, signIn: true)), ("code", code.revealed),
-      ("redirect_uri", authorization.redirectURI), ("grant_type", "authorization_code"),
-      ("code_verifier", authorization.pkce.verifier.revealed),
-    ]
+    let (fields, secrets) = authorization.redemption(code: code)
     let host = provider.tokenHost
     let account = provider.account.name
     return try await provider.client.grant(
-      url: provider.endpoints.token, fields: fields, client: .publicClient(authorization.clientID),
-      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes,
+      url: provider.endpoints.token, fields: [("scope", AzureScopes.wire(scopes, signIn: true))] + fields,
+      client: .publicClient(authorization.clientID), secrets: secrets, requested: scopes,
       redeemsCode: true
     ) { reply in
       AuthorizationErrors.refusedCode(reply, account: account, reason: Self.reason(reply.numericCodes))

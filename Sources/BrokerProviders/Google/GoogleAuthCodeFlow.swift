@@ -8,18 +8,10 @@ struct GoogleAuthCodeFlow: Sendable {
   /// The authorization URL: `access_type=offline` always, `prompt=consent` on the first sign-in
   /// (Google issues a refresh token only with consent), `state`, S256 challenge, `login_hint`.
   func authorization(_ request: BrowserSignInRequest) -> BrowserAuthorization {
-    let redirectURI = provider.loopbackHost.redirectURI(port: request.port)
-    let url = BrowserAuthorization.url(
-      provider.endpoints.authorization,
-      [
-        ("client_id", provider.clientID), ("redirect_uri", redirectURI), ("response_type", "code"),
-        ("scope", GoogleScopes.wire(request.scopes, signIn: true)), ("state", request.state),
-        ("code_challenge", request.pkce.challenge), ("code_challenge_method", PKCE.method),
-        ("access_type", "offline"), ("prompt", request.firstSignIn ? "consent" : nil),
-        ("login_hint", request.loginHint),
-      ])
-    return BrowserAuthorization(
-      url: url, redirectURI: redirectURI, state: request.state, clientID: provider.clientID, pkce: request.pkce)
+    BrowserAuthorization.codeRequest(
+      request, endpoint: provider.endpoints.authorization, clientID: provider.clientID,
+      loopbackHost: provider.loopbackHost, scope: GoogleScopes.wire(request.scopes, signIn: true),
+      extra: [("access_type", "offline"), ("prompt", request.firstSignIn ? "consent" : nil)])
   }
 
   /// Redeems `code` with the verifier and the client secret (protocols.md §3.2); the identity
@@ -27,15 +19,12 @@ struct GoogleAuthCodeFlow: Sendable {
   /// - Throws: `ProviderError.loginFailed` for `invalid_grant` (code refused, PKCE mismatch),
   ///   else as `GoogleErrors.requestError`.
   func redeem(code: Secret, for authorization: BrowserAuthorization, scopes: ScopeSet) async throws -> TokenGrant {
-    let fields = [
-      ("code", code.revealed), ("redirect_uri", authorization.redirectURI), ("grant_type", "authorization_code"),
-      ("code_verifier", authorization.pkce.verifier.revealed),
-    ]
+    let (fields, secrets) = authorization.redemption(code: code)
     let host = provider.tokenHost
     let account = provider.account.name
     let grant = try await provider.client.grant(
       url: provider.endpoints.token, fields: fields, client: provider.tokenAuthentication(for: authorization.clientID),
-      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes,
+      secrets: secrets, requested: scopes,
       redeemsCode: true
     ) { reply in
       AuthorizationErrors.refusedCode(reply, account: account, reason: nil)

@@ -60,6 +60,35 @@ public struct BrowserAuthorization: Sendable {
     self.pkce = pkce
   }
 
+  /// The authorization request of the code grant with PKCE (RFC 6749 §4.1.1, RFC 7636 §4.3) at
+  /// `endpoint`, redirected to `loopbackHost` on the request's port: `client_id`,
+  /// `response_type=code`, `redirect_uri`, `scope`, `state`, the S256 `code_challenge` and
+  /// `login_hint` when given, then the provider's own `extra` parameters (a nil value is left out).
+  static func codeRequest(
+    _ request: BrowserSignInRequest, endpoint: String, clientID: String, loopbackHost: LoopbackHost, scope: String,
+    extra: [(String, String?)]
+  ) -> BrowserAuthorization {
+    let redirectURI = loopbackHost.redirectURI(port: request.port)
+    let standard: [(String, String?)] = [
+      ("client_id", clientID), ("response_type", "code"), ("redirect_uri", redirectURI), ("scope", scope),
+      ("state", request.state), ("code_challenge", request.pkce.challenge), ("code_challenge_method", PKCE.method),
+      ("login_hint", request.loginHint),
+    ]
+    return BrowserAuthorization(
+      url: url(endpoint, standard + extra), redirectURI: redirectURI, state: request.state, clientID: clientID,
+      pkce: request.pkce)
+  }
+
+  /// The token request fields that redeem `code` for this sign-in (RFC 6749 §4.1.3, RFC 7636
+  /// §4.5), and the secrets among them, which every message of that request redacts.
+  func redemption(code: Secret) -> (fields: [(String, String)], secrets: [String]) {
+    let fields = [
+      ("grant_type", "authorization_code"), ("code", code.revealed), ("redirect_uri", redirectURI),
+      ("code_verifier", pkce.verifier.revealed),
+    ]
+    return (fields, [code.revealed, pkce.verifier.revealed])
+  }
+
   /// `endpoint` with `parameters` added to its query (form encoding: RFC 6749 Appendix B).
   static func url(_ endpoint: String, _ parameters: [(String, String?)]) -> String {
     let present = parameters.compactMap { name, value in value.map { (name, $0) } }

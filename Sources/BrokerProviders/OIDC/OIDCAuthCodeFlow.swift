@@ -15,18 +15,11 @@ struct OIDCAuthCodeFlow: Sendable {
       throw ProviderError.unsupported(
         "\(provider.issuerHost) has no authorization endpoint; use 'tokenbroker login \(provider.account.name) --device-code'")
     }
-    let redirectURI = provider.loopbackHost.redirectURI(port: request.port)
     let nonce = RandomValue.base64URL(octets: 32)
-    let url = BrowserAuthorization.url(
-      endpoint,
-      [
-        ("response_type", "code"), ("client_id", provider.clientID), ("redirect_uri", redirectURI),
-        ("scope", OIDCScopes.wire(request.scopes, provider.account, metadata)), ("state", request.state),
-        ("nonce", nonce), ("code_challenge", request.pkce.challenge), ("code_challenge_method", PKCE.method),
-        ("login_hint", request.loginHint), ("claims", request.claims),
-      ])
-    var authorization = BrowserAuthorization(
-      url: url, redirectURI: redirectURI, state: request.state, clientID: provider.clientID, pkce: request.pkce)
+    var authorization = BrowserAuthorization.codeRequest(
+      request, endpoint: endpoint, clientID: provider.clientID, loopbackHost: provider.loopbackHost,
+      scope: OIDCScopes.wire(request.scopes, provider.account, metadata),
+      extra: [("nonce", nonce), ("claims", request.claims)])
     authorization.nonce = nonce
     return authorization
   }
@@ -48,15 +41,12 @@ struct OIDCAuthCodeFlow: Sendable {
       throw ProviderError.loginFailed(
         account: account, reason: "the authorization response carried no iss although \(provider.issuerHost) sends one (RFC 9207)")
     }
-    let fields = [
-      ("grant_type", "authorization_code"), ("code", code.revealed), ("redirect_uri", authorization.redirectURI),
-      ("code_verifier", authorization.pkce.verifier.revealed),
-    ]
+    let (fields, secrets) = authorization.redemption(code: code)
     let host = TokenEndpointClient.host(of: metadata.tokenEndpoint)
     let grant = try await provider.client.grant(
       url: metadata.tokenEndpoint, fields: fields,
       client: provider.authentication(for: authorization.clientID, methods: metadata.tokenEndpointAuthMethods),
-      secrets: [code.revealed, authorization.pkce.verifier.revealed], requested: scopes,
+      secrets: secrets, requested: scopes,
       redeemsCode: true
     ) { reply in
       AuthorizationErrors.refusedCode(reply, account: account, reason: nil)
