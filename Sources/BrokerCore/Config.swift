@@ -247,6 +247,14 @@ public enum ConfigError: Error, Sendable, Equatable {
   case hostConflict(host: String, first: String, second: String)
 }
 
+extension ConfigError {
+  /// `problem` with `key` of `[account NAME]`, found after the files were merged (the key may come
+  /// from /etc or the user's file, so the file is named as `config`).
+  public static func accountKey(_ account: String, _ key: String, _ problem: String) -> ConfigError {
+    .invalid(file: "config", group: "account \(account)", key: key, problem: problem)
+  }
+}
+
 extension ConfigError: CustomStringConvertible {
   public var description: String {
     switch self {

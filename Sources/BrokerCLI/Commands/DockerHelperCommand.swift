@@ -82,9 +82,9 @@ enum DockerHelperCommand {
     }
     runtime.verbose("'\(host)' is served by account '\(match.account.name)' (\(match.rule))")
     if match.registry == .acr && match.account.provider != .azure {
-      throw ConfigError.invalid(
-        file: "config", group: "account \(match.account.name)", key: "hosts",
-        problem: "'\(host)' is an Azure Container Registry, which takes only an azure account's token; serve it with an azure account")
+      throw ConfigError.accountKey(
+        match.account.name, "hosts",
+        "'\(host)' is an Azure Container Registry, which takes only an azure account's token; serve it with an azure account")
     }
     if match.registry == .acr {
       let registry = try await runtime.registryToken(host: host, account: match.account) {

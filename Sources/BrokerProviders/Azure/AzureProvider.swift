@@ -14,9 +14,7 @@ public struct AzureProvider: OAuthProvider {
     throws
   {
     guard let clientID = account.clientID, !clientID.isEmpty else {
-      throw ConfigError.invalid(
-        file: "config", group: "account \(account.name)", key: "client-id",
-        problem: "missing (the application (client) ID of your app registration)")
+      throw ConfigError.accountKey(account.name, "client-id", "missing (the application (client) ID of your app registration)")
     }
     self.account = account
     self.clientID = clientID

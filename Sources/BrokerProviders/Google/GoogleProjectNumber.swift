@@ -77,6 +77,6 @@ public struct GoogleProjectNumber: Sendable {
   }
 
   private func invalid(_ problem: String) -> ConfigError {
-    .invalid(file: "config", group: "account \(account.name)", key: "project-number", problem: problem)
+    .accountKey(account.name, "project-number", problem)
   }
 }

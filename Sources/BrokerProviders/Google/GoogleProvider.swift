@@ -22,9 +22,7 @@ public struct GoogleProvider: OAuthProvider {
   public init(account: AccountConfig, settings: BrokerSettings, transport: any HTTPTransport, time: any TimeSource)
     throws
   {
-    func missing(_ key: String, _ why: String) -> ConfigError {
-      .invalid(file: "config", group: "account \(account.name)", key: key, problem: "missing (\(why))")
-    }
+    func missing(_ key: String, _ why: String) -> ConfigError { .accountKey(account.name, key, "missing (\(why))") }
     guard let clientID = account.clientID, !clientID.isEmpty else {
       throw missing("client-id", "the OAuth client ID of your Google Cloud project")
     }

@@ -105,7 +105,7 @@ struct OIDCDiscovery: Sendable {
   }
 
   private func invalid(_ problem: String) -> ConfigError {
-    .invalid(file: "config", group: "account \(account.name)", key: "issuer", problem: problem)
+    .accountKey(account.name, "issuer", problem)
   }
 }
 

@@ -21,9 +21,7 @@ public struct OIDCProvider: OAuthProvider {
     account: AccountConfig, settings: BrokerSettings, transport: any HTTPTransport, time: any TimeSource,
     discoveryCache: any DiscoveryCache
   ) throws {
-    func missing(_ key: String, _ why: String) -> ConfigError {
-      .invalid(file: "config", group: "account \(account.name)", key: key, problem: "missing (\(why))")
-    }
+    func missing(_ key: String, _ why: String) -> ConfigError { .accountKey(account.name, key, "missing (\(why))") }
     guard let issuer = account.issuer else { throw missing("issuer", "the OpenID Provider's issuer URL") }
     guard let clientID = account.clientID else { throw missing("client-id", "the client ID registered at the provider") }
     self.account = account

@@ -13,9 +13,7 @@ public struct SharePointSite: Sendable, Equatable {
   /// - Throws: `ConfigError.invalid` naming the account's `site` key when it is missing, not an
   ///   http(s) origin, or carries a path.
   public init(account: AccountConfig) throws {
-    func bad(_ problem: String) -> ConfigError {
-      ConfigError.invalid(file: "config", group: "account \(account.name)", key: "site", problem: problem)
-    }
+    func bad(_ problem: String) -> ConfigError { .accountKey(account.name, "site", problem) }
     guard let raw = account.site else { throw bad("missing (the site origin, e.g. https://contoso.sharepoint.com)") }
     guard let url = EndpointURL(raw) else { throw bad("'\(raw)' is not an https:// origin") }
     guard url.path.isEmpty || url.path == "/" else { throw bad("'\(raw)' has a path; give the origin only, e.g. https://contoso.sharepoint.com") }

@@ -48,8 +48,7 @@ extension TokenService {
     }
     let requested = Self.requestedScopes(scopes, account: account, kind: kind)
     guard !requested.isEmpty else {
-      throw ConfigError.invalid(
-        file: "config", group: "account \(name)", key: "scopes", problem: "empty; list the scopes to request, or pass --scope")
+      throw ConfigError.accountKey(name, "scopes", "empty; list the scopes to request, or pass --scope")
     }
     // Each token's margin is capped at half its lifetime (ExpiryPolicy); an ID token is judged
     // by its own `exp` and lifetime, and a record without one does not serve it.

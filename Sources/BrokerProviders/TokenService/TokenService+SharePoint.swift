@@ -32,9 +32,8 @@ extension TokenService {
   /// The Azure account named by `via`. - Throws: `ConfigError.invalid` when missing or not azure.
   func viaAccount(of account: AccountConfig) throws -> AccountConfig {
     guard let name = account.via, let via = config.account(named: name), via.provider == .azure else {
-      throw ConfigError.invalid(
-        file: "config", group: "account \(account.name)", key: "via",
-        problem: "missing or not an azure account (name the azure account that signs in)")
+      throw ConfigError.accountKey(
+        account.name, "via", "missing or not an azure account (name the azure account that signs in)")
     }
     return via
   }
