@@ -25,7 +25,7 @@ public final class AgentConfigCache: Sendable {
 
   /// - Parameter read: a file's bytes (the limit's worth when it is that long), or nil
   ///   when it cannot be opened: `KeyFileReader.readFile` (tests: a file edited right after).
-  public init(read: @escaping @Sendable (String, Int) -> [UInt8]? = KeyFileReader.readFile) { self.read = read }
+  public init(read: @escaping @Sendable (String, Int) -> [UInt8]? = { KeyFileReader.readFile($0, limit: $1) }) { self.read = read }
 
   /// The parsed, validated config of `files` (as `KeyFileLoader.load` and `ConfigParser.parse`).
   /// - Throws: `ConfigError`.

@@ -1,3 +1,4 @@
+import BrokerWire
 import Glibc
 
 /// The gcloud config directory `tokenbroker exec` gives COMMAND (`CLOUDSDK_CONFIG`) when it serves
@@ -87,22 +88,9 @@ public struct GcloudConfigOverlay: Sendable {
     return Array(kept.joined(separator: "\n").utf8)
   }
 
-  /// A regular file's bytes (at most 1 MiB), or nil.
+  /// A regular file's bytes (at most 1 MiB; a larger one is nil), never through a symbolic link.
   static func read(_ path: String) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= 1 << 20 else { return nil }
-    var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-    var got = 0
-    while got < bytes.count {
-      let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else { break }
-      got += n
-    }
-    return Array(bytes[..<got])
+    KeyFileReader.readFile(path, limit: (1 << 20) + 1, followLinks: false).flatMap { $0.count <= 1 << 20 ? $0 : nil }
   }
 
   /// Writes a new file (0600). - Returns: false when it could not be written whole.

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerWire
 import Glibc
 
 /// A `RefreshHold` as a small file in the runtime directory: three lines, `until=` (Unix
@@ -11,16 +12,11 @@ enum RefreshHoldFile {
   /// The hold at `path` if it is still in force at `now`; nil when there is none, it has ended, or
   /// the file is not a regular file of the expected shape.
   static func read(_ path: String, now: Int64) -> RefreshHold? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var st = stat()
-    guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size <= maxBytes else { return nil }
-    var bytes = [UInt8](repeating: 0, count: maxBytes)
-    let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, maxBytes) }
-    guard count > 0 else { return nil }
+    guard let bytes = KeyFileReader.readFile(path, limit: maxBytes + 1, followLinks: false), !bytes.isEmpty,
+      bytes.count <= maxBytes
+    else { return nil }
     var fields: [String: String] = [:]
-    for line in String(decoding: bytes[0..<count], as: UTF8.self).split(separator: "\n") {
+    for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
       guard let eq = line.firstIndex(of: "=") else { continue }
       fields[String(line[..<eq])] = String(line[line.index(after: eq)...])
     }

@@ -92,9 +92,11 @@ public enum KeyFileReader {
   }
 
   /// The first `limit` bytes of a file (all of a shorter one), or nil when it cannot be opened or
-  /// read, or is not a regular file (errno `EINVAL`; `openRegular`).
-  public static func readFile(_ path: String, limit: Int) -> [UInt8]? {
-    let fd = openRegular(path)
+  /// read, or is not a regular file (errno `EINVAL`; `openRegular`). Every small file the program
+  /// reads whole goes through here. `followLinks: false`: a symbolic link at `path` is refused
+  /// (`ELOOP`), for files in directories another program writes.
+  public static func readFile(_ path: String, limit: Int, followLinks: Bool = true) -> [UInt8]? {
+    let fd = openRegular(path, followLinks: followLinks)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
     var out: [UInt8] = []
@@ -116,8 +118,8 @@ public enum KeyFileReader {
   /// a device: the agent reads its config on its socket loop's thread, the front before it starts
   /// an agent; neither may wait on one, nor read /dev/zero forever).
   /// - Returns: the descriptor, or -1 with errno set (`EINVAL`: not a regular file).
-  static func openRegular(_ path: String) -> Int32 {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+  static func openRegular(_ path: String, followLinks: Bool = true) -> Int32 {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (followLinks ? 0 : O_NOFOLLOW))
     guard fd >= 0 else { return -1 }
     var info = stat()
     if fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFREG { return fd }

@@ -94,4 +94,20 @@ import Testing
     #expect(KeyFileReader.value(group: "broker", key: "agent", files: ["/dev/zero"]) == nil)
     #expect(KeyFileReader.readFile(dir, limit: 4096) == nil)
   }
+
+  /// `followLinks: false` refuses a symbolic link (gcloud's and the refresh hold's directories),
+  /// and reads /proc files, whose size says 0, to their end.
+  @Test func aLinkIsRefusedWhenLinksAreNotFollowedAndProcFilesAreReadWhole() throws {
+    let dir = String(cString: mkdtemp(strdup("/tmp/tb-kf-XXXXXX")))
+    defer { _ = system("rm -rf '\(dir)'") }
+    let f = fopen(dir + "/file", "w")
+    fputs("x=1\n", f)
+    fclose(f)
+    #expect(symlink(dir + "/file", dir + "/link") == 0)
+    #expect(KeyFileReader.readFile(dir + "/link", limit: 64) == Array("x=1\n".utf8))
+    #expect(KeyFileReader.readFile(dir + "/link", limit: 64, followLinks: false) == nil)
+    #expect(KeyFileReader.readFile(dir + "/file", limit: 64, followLinks: false) == Array("x=1\n".utf8))
+    let status = try #require(KeyFileReader.readFile("/proc/self/status", limit: 65536))
+    #expect(String(decoding: status, as: UTF8.self).contains("VmRSS:"))
+  }
 }

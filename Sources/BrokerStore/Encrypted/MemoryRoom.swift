@@ -1,4 +1,5 @@
 internal import BrokerCore
+internal import BrokerWire
 internal import Glibc
 
 /// How much more memory this process may take before a limit stops it, for Argon2id's work area
@@ -114,18 +115,7 @@ public struct MemoryRoom: Sendable, Equatable, CustomStringConvertible {
 
   /// A /proc or /sys file's text (at most 64 KiB), or nil.
   private static func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    var count = 0
-    while count < buffer.count {
-      let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else { break }
-      count += n
-    }
-    return String(decoding: buffer[0..<count], as: UTF8.self)
+    KeyFileReader.readFile(path, limit: 65536).map { String(decoding: $0, as: UTF8.self) }
   }
 }
 
