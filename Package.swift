@@ -79,17 +79,24 @@ let package = Package(
     .testTarget(name: "BrokerWireTests", dependencies: ["BrokerWire", "CBrokerShims"], swiftSettings: strict),
     .testTarget(
       name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerTestSupport"], swiftSettings: strict),
-    .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP", "CBrokerShims"], swiftSettings: strict),
+    .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP", "BrokerCore", "CBrokerShims"], swiftSettings: strict),
     .testTarget(
-      name: "BrokerStoreTests", dependencies: ["BrokerStore", "BrokerTestSupport"], swiftSettings: strict),
+      name: "BrokerStoreTests", dependencies: ["BrokerStore", "BrokerCore", "BrokerTestSupport"], swiftSettings: strict),
     .testTarget(
-      name: "BrokerProvidersTests", dependencies: ["BrokerProviders", "BrokerTestSupport"],
+      name: "BrokerProvidersTests", dependencies: ["BrokerProviders", "BrokerCore", "BrokerTestSupport"],
       swiftSettings: strict),
     .testTarget(
       name: "BrokerAgentTests",
       // BrokerCLI: the request handler's tests run real commands through the CLI's one seam.
-      dependencies: ["BrokerAgent", "BrokerCLI", "BrokerStore", "BrokerTestSupport"], swiftSettings: strict),
+      dependencies: [
+        "BrokerAgent", "BrokerCLI", "BrokerCore", "BrokerWire", "BrokerProviders", "BrokerStore", "BrokerSystem",
+        "BrokerTestSupport",
+      ], swiftSettings: strict),
     .testTarget(
-      name: "BrokerCLITests", dependencies: ["BrokerCLI", "BrokerAgent", "BrokerStore", "BrokerWire", "BrokerTestSupport"], swiftSettings: strict),
+      name: "BrokerCLITests",
+      dependencies: [
+        "BrokerCLI", "BrokerAgent", "BrokerCore", "BrokerProviders", "BrokerStore", "BrokerSystem", "BrokerWire",
+        "BrokerTestSupport",
+      ], swiftSettings: strict),
   ]
 )
