@@ -69,9 +69,8 @@ public final class AgentConfigCache: Sendable {
   public static func stale(before: BrokerConfig?, after: BrokerConfig) -> StaleTokens {
     guard let before else { return .none }
     if before.settings.store != after.settings.store { return .all }
-    var changed = before.accounts.filter { after.account(named: $0.name) != $0 }.map(\.name)
-    // Tokens derived from a changed account's sign-in (SharePoint `via`) go with it (B20).
-    changed += after.accounts.filter { a in a.via.map(changed.contains) ?? false }.map(\.name)
+    // Their dependents (SharePoint `via`) go with them: `AccountDrop`.
+    let changed = before.accounts.filter { after.account(named: $0.name) != $0 }.map(\.name)
     return changed.isEmpty ? .none : .accounts(changed)
   }
 

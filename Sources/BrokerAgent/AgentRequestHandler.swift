@@ -85,8 +85,7 @@ public struct AgentRequestHandler: Sendable {
       stop()
       return AgentReply(exit: 0)
     case .drop:
-      await cache.drop(account: request.account)
-      for dependent in request.account.map(dependents(of:)) ?? [] { await cache.drop(account: dependent) }
+      await AccountDrop.drop(request.account, from: cache, config: request.account == nil ? nil : readableConfig())
       return AgentReply(exit: 0)
     case .run:
       return await run(request)
@@ -99,14 +98,12 @@ public struct AgentRequestHandler: Sendable {
     }
   }
 
-  /// The accounts whose tokens derive from `account`'s sign-in (SharePoint `via`): dropped with
-  /// it (B20). An unreadable config yields none: the caller's own drop still happened.
-  func dependents(of account: String) -> [String] {
+  /// The agent's config as its files are now, for `AccountDrop`'s dependents; nil when it cannot
+  /// be read (the account alone is dropped then).
+  func readableConfig() -> BrokerConfig? {
     let paths = BrokerPaths(environment: environment, uid: getuid(), configOverride: config.isEmpty ? nil : config)
-    guard let raw = try? KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit),
-      let parsed = try? ConfigParser.parse(raw)
-    else { return [] }
-    return parsed.accounts.filter { $0.via == account && $0.name != account }.map(\.name)
+    guard let raw = try? KeyFileLoader.load(paths: paths.configFiles, explicit: paths.configIsExplicit) else { return nil }
+    return try? ConfigParser.parse(raw)
   }
 
   /// Runs one hot-path command; `notServed` for anything else, or when the caller reads another
@@ -156,8 +153,8 @@ public struct AgentRequestHandler: Sendable {
     let (config, revision, stale) = try configs.current(files: paths.configFiles, explicit: paths.configIsExplicit)
     switch stale {
     case .none: break
-    case .all: await cache.drop(account: nil)
-    case .accounts(let names): for name in names { await cache.drop(account: name) }
+    case .all: await AccountDrop.drop(nil, from: cache, config: config)
+    case .accounts(let names): for name in names { await AccountDrop.drop(name, from: cache, config: config) }
     }
     return (config, revision)
   }

@@ -38,6 +38,9 @@ public struct AgentSide: Sendable {
 
   /// The store as the command uses it (`AgentStore` over `base`, the configured store).
   public func store(over base: any SecretStore) -> AgentStore {
-    AgentStore(base: base, cache: cache, only: forwarded ? config.accounts.filter(\.forward).map(\.name) : nil)
+    AgentStore(base: base, cache: cache, config: config, only: forwarded ? config.accounts.filter(\.forward).map(\.name) : nil)
   }
+
+  /// Forgets `account` (and its dependents) from the agent's memory: `AccountDrop`.
+  public func drop(account: String) async { await AccountDrop.drop(account, from: cache, config: config) }
 }

@@ -1,9 +1,9 @@
 import BrokerCore
 
 /// The store as commands inside the agent use it: a refresh token deleted here (an
-/// `invalid_grant` met by a refresh the agent runs) also drops every access token of that account
-/// from the agent's memory, whatever its scope set (bug-cases.md B20). Outside the agent,
-/// the CLI's `AgentNoticeStore` does the same by a message to the agent.
+/// `invalid_grant` met by a refresh the agent runs) also drops the account from the agent's
+/// memory, whatever its scope set, with its dependents (`AccountDrop`). Outside the agent, the
+/// CLI's `AgentNoticeStore` does the same by a message to the agent.
 ///
 /// For a request on the forwarding socket (`only`: the accounts with `forward = yes`), the items
 /// of every other account are out of reach: reading, writing or deleting one throws
@@ -11,12 +11,15 @@ import BrokerCore
 public struct AgentStore: SecretStore {
   public let base: any SecretStore
   public let cache: TokenCache
+  /// The config the request runs under, for `AccountDrop`'s dependents.
+  public let config: BrokerConfig?
   /// The only accounts whose items may be used, or nil: every account's.
   public let only: [String]?
 
-  public init(base: any SecretStore, cache: TokenCache, only: [String]? = nil) {
+  public init(base: any SecretStore, cache: TokenCache, config: BrokerConfig? = nil, only: [String]? = nil) {
     self.base = base
     self.cache = cache
+    self.config = config
     self.only = only
   }
 
@@ -36,10 +39,10 @@ public struct AgentStore: SecretStore {
     do {
       try await base.delete(key)
     } catch {
-      await cache.drop(account: key.account)  // it may be gone all the same
+      await AccountDrop.drop(key.account, from: cache, config: config)  // it may be gone all the same
       throw error
     }
-    await cache.drop(account: key.account)
+    await AccountDrop.drop(key.account, from: cache, config: config)
   }
 
   public func keys(account: String?) async throws -> [ItemKey] {

@@ -79,7 +79,7 @@ final class Runtime {
   /// store, which then holds the new token.
   func accessToken(account: String, scopes: ScopeSet?, claims: String) async throws -> IssuedToken {
     diagnostics.note("a claims challenge came for '\(account)': refreshing with its claims")
-    await context.agent?.cache.drop(account: account)
+    await context.agent?.drop(account: account)
     return try await tokenService().accessToken(
       account: account, scopes: scopes, minValid: nil, forceRefresh: true, claims: claims)
   }

@@ -48,7 +48,7 @@ enum AgentRunCommand {
     // The key goes only once the refreshes under way have stored their rotated tokens.
     let keys = StoreKeyHolder(
       keyUse: StoreKeyUseLock(socketPath: endpoint.socketPath), log: { line in if verbose { context.say("agent: " + line) } },
-      onDrop: { await cache.drop(account: nil) })
+      onDrop: { await AccountDrop.drop(nil, from: cache, config: nil) })
     // While the encrypted store is unlocked the agent does not exit for idleness.
     let server = try AgentServer(
       listenFD: listener.fd, forwardFD: forwarding?.fd ?? -1, idleTimeout: settings.agentIdleTimeout, keepAlive: { keys.isUnlocked },
