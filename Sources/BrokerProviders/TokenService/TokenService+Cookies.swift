@@ -99,14 +99,7 @@ extension TokenService {
 
   /// The stored cookies, or nil (a corrupt item counts as none). - Throws: `StoreError`.
   func loadCookieRecord(_ account: String) async throws -> CookieRecord? {
-    let key = ItemKey(account: account, kind: .cookies)
-    guard let secret = try await store.load(key) else { return nil }
-    do {
-      return try CookieRecord.decode(secret, item: key.description)
-    } catch {
-      warn("the stored cookies \(key) are not readable; ignoring them")
-      return nil
-    }
+    try await loadRecord(ItemKey(account: account, kind: .cookies), named: "the stored cookies item", decode: CookieRecord.decode)
   }
 
   /// Caches exchanged cookies; a failure is only a warning (they are good either way).

@@ -83,12 +83,19 @@ public struct TokenService: Sendable {
   /// The cached access token for exactly `scopes`, or nil (a corrupt item counts as none: it is
   /// replaced on the next save). - Throws: `StoreError` other than `.corrupt`.
   func loadAccessRecord(_ account: String, _ scopes: ScopeSet) async throws -> AccessTokenRecord? {
-    let key = ItemKey.accessToken(account, scopes)
+    try await loadRecord(.accessToken(account, scopes), named: "the cached access token", decode: AccessTokenRecord.decode)
+  }
+
+  /// The document stored at `key`, decoded; nil when there is none or it cannot be decoded (a
+  /// warning names it as `what`: it is replaced on the next save). - Throws: what `store.load` throws.
+  func loadRecord<Record>(
+    _ key: ItemKey, named what: String, decode: (Secret, String) throws -> Record
+  ) async throws -> Record? {
     guard let secret = try await store.load(key) else { return nil }
     do {
-      return try AccessTokenRecord.decode(secret, item: key.description)
+      return try decode(secret, key.description)
     } catch {
-      warn("the cached access token \(key) is not readable; ignoring it")
+      warn("\(what) \(key) is not readable; ignoring it")
       return nil
     }
   }
