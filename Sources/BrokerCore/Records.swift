@@ -77,7 +77,7 @@ public struct AccessTokenRecord: Sendable, Equatable {
   public var expiresOn: Int64
   /// The scope set the token was requested for, sorted.
   public var scopes: [String]
-  /// `Bearer` for every provider today.
+  /// The reply's `token_type`, `bearer` written `Bearer`, and `Bearer` when the reply has none.
   public var tokenType: String
   /// Unix seconds when the token was obtained, or nil when unknown.
   public var obtainedAt: Int64?
