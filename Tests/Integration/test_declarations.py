@@ -5,12 +5,11 @@ and option it declares, and no other."""
 import json
 import os
 import re
-import shutil
 import subprocess
 import unittest
 
-from harness import BIN_DIR, ROOT, TOKENBROKER, BrokerTestCase
-from test_completions import BASH_DRIVER, COMPLETIONS, ZSH_DRIVER, _fish_quote
+from harness import ROOT, TOKENBROKER, BrokerTestCase
+from shell_completion import ShellCompletionTests
 
 MAN1 = os.path.join(ROOT, "man", "tokenbroker.1")
 README = os.path.join(ROOT, "README.md")
@@ -194,7 +193,7 @@ class ReadmeTest(unittest.TestCase):
         self.assertGreater(seen, 20)
 
 
-class CompletionTest(BrokerTestCase):
+class CompletionTest(ShellCompletionTests, BrokerTestCase):
     """Each shell offers, for every form, exactly its declared subcommands, options and choices."""
     keyring = False
 
@@ -232,45 +231,6 @@ class CompletionTest(BrokerTestCase):
             self.assertEqual(offered - (extra - want), want)
         else:
             self.assertEqual(offered, want)
-
-    def shell_env(self, **extra):
-        return self.env(**dict({"PATH": BIN_DIR + os.pathsep + os.environ["PATH"], "TERM": "dumb"}, **extra))
-
-    def test_bash(self):
-        script = os.path.join(COMPLETIONS, "tokenbroker.bash")
-        lines = "".join(line + "\n" for line, _, _ in self.cases())
-        r = subprocess.run(["bash", "--norc", "--noprofile", "-c", BASH_DRIVER, "bash", script],
-                           input=lines, capture_output=True, text=True, env=self.shell_env(), timeout=60)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        got = dict(line.split("\t", 1) for line in r.stdout.splitlines()[1:])
-        for line, want, optional in self.cases():
-            with self.subTest(line=line):
-                self.assert_offer(line, set(got[line].split()), want, optional)
-
-    def test_zsh(self):
-        if not shutil.which("zsh"):
-            self.skipTest("zsh is not installed (make deps installs it)")
-        driver = os.path.join(self.tmp, "driver.zsh")
-        with open(driver, "w") as f:
-            f.write(ZSH_DRIVER)
-        for line, want, optional in self.cases():
-            with self.subTest(line=line):
-                r = subprocess.run(["zsh", "-f", driver, COMPLETIONS, line], capture_output=True, text=True,
-                                   env=self.shell_env(TERM="xterm"), timeout=60)
-                self.assertEqual(r.returncode, 0, r.stderr)
-                self.assert_offer(line, set(r.stdout.split()), want, optional)
-
-    def test_fish(self):
-        if not shutil.which("fish"):
-            self.skipTest("fish is not installed (make deps installs it)")
-        for line, want, optional in self.cases():
-            with self.subTest(line=line):
-                script = ("set -g fish_complete_path %s $fish_complete_path; complete -C %s"
-                          % (COMPLETIONS, _fish_quote(line)))
-                r = subprocess.run(["fish", "--no-config", "-c", script], capture_output=True, text=True,
-                                   env=self.shell_env(), timeout=60)
-                self.assertEqual(r.returncode, 0, r.stderr)
-                self.assert_offer(line, {row.split("\t")[0] for row in r.stdout.splitlines()}, want, optional)
 
 
 GLOBALS_OFFER = {"--" + g for g in GLOBALS} | {"--help"}
