@@ -1,4 +1,4 @@
-import BrokerAgent
+@testable import BrokerAgent
 import BrokerCore
 import BrokerProviders
 import BrokerStore
@@ -68,13 +68,31 @@ import Testing
   /// logout, login, revoke or a store change in another process: `op=drop`.
   @Test func aDropRequestTakesTheDependents() async throws {
     let home = try ConfigHome(config: Self.config)
-    let environment = [
-      "HOME": home.directory, "XDG_CONFIG_HOME": home.directory + "/config", "XDG_DATA_HOME": home.directory + "/data",
-      "XDG_RUNTIME_DIR": home.directory,
-    ]
+    let environment = home.environment
     let cache = try await filled()
     let handler = requestHandler(cache: cache, environment: environment)
     _ = await handler.handle(AgentRequest(operation: .drop, account: "work"))
+    await expectOnlyOtherLeft(cache)
+  }
+
+  /// A store change the agent makes for another process (`op=store`, `store = encrypted-file`):
+  /// a saved refresh token is a new sign-in.
+  @Test func aRefreshTokenSavedThroughTheAgentsStoreTakesTheDependents() async throws {
+    let s = StoreRequestHandlerTests()
+    let home = try ConfigHome(config: Self.config)
+    let environment = [
+      "HOME": s.directory, "XDG_DATA_HOME": s.directory + "/data", "XDG_RUNTIME_DIR": s.directory,
+      "XDG_CONFIG_HOME": home.directory + "/config",
+    ]
+    let cache = try await filled()
+    let handler = requestHandler(cache: cache, environment: environment)
+    #expect(await handler.handle(try s.unlock(handler, "pw", create: true)).exit == 0)
+    #expect(await cache.count == 3)
+    let save = s.store(.save, [
+      CredentialField("item", "refresh-token:work"), CredentialField("label", "l"),
+      CredentialField("secret", "{\"v\":1,\"refresh_token\":\"RT\"}"),
+    ])
+    #expect(await handler.handle(save).exit == 0)
     await expectOnlyOtherLeft(cache)
   }
 

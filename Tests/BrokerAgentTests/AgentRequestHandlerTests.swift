@@ -16,10 +16,7 @@ import Testing
 
   init() throws {
     h = try ConfigHome(config: fileStoreConfig)
-    let environment = [
-      "HOME": h.directory, "XDG_CONFIG_HOME": h.directory + "/config", "XDG_DATA_HOME": h.directory + "/data",
-      "XDG_RUNTIME_DIR": h.directory,
-    ]
+    let environment = h.environment
     let stopped = self.stopped
     handler = requestHandler(cache: TokenCache(time: FakeTime()), environment: environment, stop: { stopped.add() })
   }

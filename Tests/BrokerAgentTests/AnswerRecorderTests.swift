@@ -18,10 +18,7 @@ import Testing
 
   init() throws {
     h = try ConfigHome(config: fileStoreConfig)
-    let environment = [
-      "HOME": h.directory, "XDG_CONFIG_HOME": h.directory + "/config", "XDG_DATA_HOME": h.directory + "/data",
-      "XDG_RUNTIME_DIR": h.directory,
-    ]
+    let environment = h.environment
     handler = requestHandler(cache: cache, environment: environment, stop: {})
   }
 

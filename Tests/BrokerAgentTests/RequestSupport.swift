@@ -13,6 +13,14 @@ final class ConfigHome: Sendable {
     if let config { try config.write(toFile: directory + "/config/tokenbroker/config", atomically: true, encoding: .utf8) }
   }
 
+  /// HOME and the XDG directories of a user whose files are all under `directory`.
+  var environment: [String: String] {
+    [
+      "HOME": directory, "XDG_CONFIG_HOME": directory + "/config", "XDG_DATA_HOME": directory + "/data",
+      "XDG_RUNTIME_DIR": directory,
+    ]
+  }
+
   deinit { try? FileManager.default.removeItem(atPath: directory) }
 }
 
