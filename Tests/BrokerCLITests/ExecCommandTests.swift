@@ -7,7 +7,7 @@ import Testing
 /// How `exec` serves while COMMAND runs; the process side runs in Tests/Integration/test_exec.py.
 struct ExecCommandTests {
   /// A failing endpoint server is named on stderr in one line; COMMAND runs on and its status is
-  /// exec's (the error used to be dropped with the task group's child).
+  /// exec's (the error is not dropped with the task group's child).
   @Test func anEndpointThatFailsIsNamedAndCommandRunsOn() async throws {
     let stderr = Mutex("")
     let context = ProcessContext(

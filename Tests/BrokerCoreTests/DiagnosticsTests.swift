@@ -3,7 +3,7 @@ import BrokerTestSupport
 import Synchronization
 import Testing
 
-/// The `--verbose` sink and its two decorators (issue 13 item 6).
+/// The `--verbose` sink and its two decorators.
 @Suite struct DiagnosticsTests {
   final class Lines: Sendable {
     let all = Mutex<[String]>([])

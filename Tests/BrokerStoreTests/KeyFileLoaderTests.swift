@@ -75,7 +75,7 @@ struct KeyFileLoaderTests {
   }
 
   /// The sample of interface.md §2.1, through GKeyFile and ConfigParser.
-  /// Issue 18: a config file is opened once, without blocking, and checked and read through that
+  /// A config file is opened once, without blocking, and checked and read through that
   /// descriptor. It was checked by path (stat) and then opened by path: a FIFO renamed into its
   /// place between the two (here a thread swaps a regular file and a FIFO in, as fast as it can)
   /// was opened for reading, which waits for a writer. A load that takes more than 2 s is such a

@@ -42,7 +42,7 @@ struct LibsecretStoreTests {
     #expect(try await store.itemCount(key) == 0)
   }
 
-  /// Issue 18: items with tokenbroker's attributes but another schema (`xdg:schema` of an older
+  /// Items with tokenbroker's attributes but another schema (`xdg:schema` of an older
   /// writer, or none: secret-tool's `org.freedesktop.Secret.Generic`), made here with secret-tool.
   /// They were invisible to every operation, so `logout` left them. Now `keys` lists them and
   /// `delete` removes them (logout and revoke remove every copy); `load` never takes one for

@@ -121,7 +121,7 @@ import Testing
     withExtendedLifetime(first) {}
   }
 
-  /// Issue 13 item 2: `localhost` may resolve to ::1 first, so a fixed port another program holds
+  /// `localhost` may resolve to ::1 first, so a fixed port another program holds
   /// on ::1 only is refused (naming the port) instead of served on 127.0.0.1 alone.
   @Test(.enabled(if: LoopbackListenerTests.hasIPv6Loopback, "this machine has no ::1 (/proc/net/if_inet6)"))
   func aFixedPortTakenOnIPv6LoopbackOnlyIsRefused() throws {

@@ -63,7 +63,7 @@ import Testing
     #expect(scopes == [Fixtures.graph])
   }
 
-  /// Issue 13 item 4: the message names the resource's scopes and the login that asks for them;
+  /// The message names the resource's scopes and the login that asks for them;
   /// the claims challenge travels with the error (for that login), never in the message.
   @Test func aStepUpNamesTheScopesAndTheLoginThatAsksForThem() async {
     let claims = #"{"access_token":{"capolids":{"essential":true,"values":["p1"]}}}"#

@@ -180,7 +180,7 @@ import Testing
     #expect(text.contains("'\(OIDCFixtures.clientID)'") && text.contains("client_secret_basic") && !text.contains(OIDCFixtures.secret))
   }
 
-  /// Issue 13 item 4 for every provider: an interaction error of an OpenID Provider is a step-up
+  /// As for every provider: an interaction error of an OpenID Provider is a step-up
   /// for the scopes asked for, with its claims challenge; the refresh token is not rejected.
   @Test func anInteractionErrorIsAStepUpForTheRequestedScopes() async throws {
     let api = ScopeSet(["api:write"])

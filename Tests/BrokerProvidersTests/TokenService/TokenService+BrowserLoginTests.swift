@@ -48,7 +48,7 @@ import Testing
     #expect(form["redirect_uri"] == "http://localhost:5151/")
   }
 
-  /// Issue 13 item 4: `login --scope S` asks for S, sends back the server's claims challenge, and
+  /// `login --scope S` asks for S, sends back the server's claims challenge, and
   /// caches the new token under S.
   @Test func aStepUpSignInAsksForItsScopesWithTheClaims() async throws {
     let vault = ScopeSet(["https://vault.azure.net/.default"])

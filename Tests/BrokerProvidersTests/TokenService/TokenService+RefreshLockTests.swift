@@ -6,7 +6,7 @@ import Testing
 @testable import BrokerProviders
 
 /// Refreshes of one account take turns under the refresh lock, and what another process stored
-/// while this one waited is used instead of redeeming a stale refresh token (issue 13 item 7).
+/// while this one waited is used instead of redeeming a stale refresh token.
 @Suite struct TokenServiceRefreshLockTests {
   /// A lock that runs `whileWaiting` (another process's work) before the body, and counts holds.
   final class ScriptedLock: RefreshLock, Sendable {
