@@ -40,6 +40,8 @@ public final class SingleFlightCache<Key: AccountScopedKey, Value: Sendable>: Se
     /// The last fetch of each account, which the next one of that account waits for.
     var lastFetch: [String: Task<Void, Never>] = [:]
     var nextID = 0
+    /// Callers awaiting a fetch now.
+    var waiting = 0
   }
   private let state = Mutex(State())
   private let time: any TimeSource
@@ -91,9 +93,11 @@ public final class SingleFlightCache<Key: AccountScopedKey, Value: Sendable>: Se
       if !forceRefresh, let hit = Self.servable(s.entries[key], account: account, needed: needed, now: now) {
         return (hit.value, nil)
       }
+      s.waiting += 1
       return (nil, s.flights[key]?.task ?? start(&s, key, account: account, forceRefresh: forceRefresh, fetch: fetch))
     }
     if let kept = found.kept { return kept }
+    defer { state.withLock { $0.waiting -= 1 } }
     return try await found.flight!.value
   }
 
@@ -123,6 +127,9 @@ public final class SingleFlightCache<Key: AccountScopedKey, Value: Sendable>: Se
 
   /// How many values are kept.
   public var count: Int { state.withLock { $0.entries.count } }
+
+  /// How many callers await a fetch now, its starter included (tests: every caller has joined).
+  public var waiting: Int { state.withLock { $0.waiting } }
 
   private static func servable(
     _ entry: Entry?, account: AccountConfig, needed: (Value) -> Int64, now: Int64

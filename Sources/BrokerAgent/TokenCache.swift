@@ -124,6 +124,9 @@ public actor TokenCache {
 
   /// How many tokens are cached (tests, status).
   public var count: Int { tokens.count }
+
+  /// How many callers await a fetch now (tests).
+  public nonisolated var waiting: Int { tokens.waiting }
 }
 
 extension TokenCacheKey: AccountScopedKey {}

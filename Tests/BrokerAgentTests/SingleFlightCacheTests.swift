@@ -51,8 +51,7 @@ import Testing
     let fetcher = Fetcher(time: time, holds: true)
     let values = try await withThrowingTaskGroup(of: Int.self) { group in
       for i in 0..<50 { group.addTask { try await get(cache, fetcher, force: i % 5 == 0) } }
-      while fetcher.calls == 0 { await Task.yield() }
-      try await Task.sleep(for: .milliseconds(50))  // let every caller join the flight
+      while cache.waiting < 50 { await Task.yield() }  // every caller has joined the flight
       fetcher.release()
       return try await group.reduce(into: [Int]()) { $0.append($1) }
     }
@@ -71,7 +70,7 @@ import Testing
           do {
             _ = try await cache.value(for: key, account: account) { _ in
               calls.add()
-              try await Task.sleep(for: .milliseconds(50))
+              while cache.waiting < 10 { await Task.yield() }  // every caller has joined
               throw Boom()
             }
             return false
@@ -129,9 +128,13 @@ import Testing
       let fetcher = Fetcher(time: time, holds: true)
       async let a = get(cache, fetcher, key: Key(account: "work", name: "a"))
       async let b = get(cache, fetcher, key: Key(account: "work", name: "b"))
-      while fetcher.calls == 0 { await Task.yield() }
-      try await Task.sleep(for: .milliseconds(50))  // a second fetch would have started by now
-      #expect(fetcher.calls == (serial ? 1 : 2))
+      while cache.waiting < 2 { await Task.yield() }
+      if serial {
+        try await Task.sleep(for: .milliseconds(50))  // a second fetch would have started by now
+        #expect(fetcher.calls == 1)
+      } else {
+        while fetcher.calls < 2 { await Task.yield() }  // both run at once
+      }
       fetcher.release()
       fetcher.release()
       _ = try await (a, b)

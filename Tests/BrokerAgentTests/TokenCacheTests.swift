@@ -113,8 +113,7 @@ final class Counter: Sendable {
       for i in 0..<200 {
         group.addTask { try await get(cache, fetcher, force: i % 7 == 0) }
       }
-      while fetcher.calls == 0 { await Task.yield() }
-      try await Task.sleep(for: .milliseconds(50))  // let every caller join the flight
+      while cache.waiting < 200 { await Task.yield() }  // every caller has joined the flight
       fetcher.release()
       return try await group.reduce(into: [String]()) { $0.append($1) }
     }
@@ -134,7 +133,7 @@ final class Counter: Sendable {
           do {
             _ = try await cache.token(for: key, account: account, needed: 300, forceRefresh: false) { _ in
               calls.add()
-              try await Task.sleep(for: .milliseconds(50))
+              while cache.waiting < 20 { await Task.yield() }  // every caller has joined
               throw Boom()
             }
             return true
