@@ -64,6 +64,25 @@ struct LibsecretStoreTests {
     #expect(try await store.keys(account: key.account) == [])
   }
 
+  /// `load` reads the usual item (one, unlocked, of tokenbroker's schema) as `secret-tool lookup`
+  /// does, by path with no item proxy; duplicates, another schema's items and no item at all
+  /// are left to its full search, whose rules the tests above hold.
+  @Test func loadReadsTheSoleItemByPathAndLeavesTheRestToTheFullSearch() async throws {
+    let key = ItemKey.refreshToken(uniqueAccount("sole"))
+    #expect(try await store.soleSecret(key) == nil)  // none
+    try secretTool(store: key, schema: "org.example.Older", secret: "RT_older")
+    #expect(try await store.soleSecret(key) == nil)  // another schema's only
+    try await store.save(key, label: key.label(provider: "azure"), secret: Secret("RT_ours"))
+    #expect(try await store.soleSecret(key) == "RT_ours")  // ours beside another schema's
+    #expect(try await store.load(key) == Secret("RT_ours"))
+    try await store.insertDuplicate(key, label: "dup", secret: Secret("RT_dup"))
+    #expect(try await store.soleSecret(key) == nil)  // duplicates: the full search picks and cleans
+    #expect(try await store.load(key) == Secret("RT_dup"))
+    #expect(try await store.soleSecret(key) == "RT_dup")
+    try await store.delete(key)
+    #expect(try await store.soleSecret(key) == nil)
+  }
+
   @Test func versionNamesLibsecret() {
     #expect(LibsecretStore.libraryVersion.hasPrefix("libsecret 0."))
   }

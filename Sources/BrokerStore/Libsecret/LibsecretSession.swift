@@ -74,6 +74,39 @@ final class LibsecretSession {
     }
   }
 
+  /// The secret of the one unlocked item of tokenbroker's schema that matches `attributes`, found
+  /// and read by D-Bus path as `secret-tool lookup` does (`SearchItems` with `xdg:schema`, then
+  /// `GetSecrets` in the open session): no item proxy is made, which costs three more round trips
+  /// and two signal subscriptions per item. Nil whenever that does not settle it: no unlocked
+  /// item of the schema, more than one (duplicates), one gone before its secret was read, or a
+  /// search that failed because an item vanished under it; `LibsecretStore.load` then searches
+  /// with proxies and applies every rule. Locked items are not asked for here: one unlocked item
+  /// serves whatever else is locked.
+  func soleSecret(_ attributes: [(String, String)]) throws(StoreError) -> [UInt8]? {
+    let table = AttributeTable(attributes)
+    var unlocked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+    var locked: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+    var error: UnsafeMutablePointer<GError>?
+    _ = secret_service_search_for_dbus_paths_sync(
+      servicePointer, cbroker_token_schema(), table.pointer, deadline.cancellable, &unlocked, &locked, &error)
+    defer {
+      g_strfreev(unlocked)
+      g_strfreev(locked)
+    }
+    if try vanished(error) { return nil }
+    guard let unlocked, let path = unlocked[0], unlocked[1] == nil else { return nil }
+    var readError: UnsafeMutablePointer<GError>?
+    let value = secret_service_get_secret_for_dbus_path_sync(servicePointer, path, deadline.cancellable, &readError)
+    if try vanished(readError) { return nil }
+    guard let value else { return nil }
+    defer { secret_value_unref(UnsafeMutableRawPointer(value)) }
+    var length = 0
+    guard let bytes = secret_value_get(value, &length) else { return [] }
+    return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
+      Array(UnsafeBufferPointer(start: $0, count: length))
+    }
+  }
+
   /// How long, in ms, `search` is made again while items vanish under it.
   static let searchRetryMilliseconds = 3000
 

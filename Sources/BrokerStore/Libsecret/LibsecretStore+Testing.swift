@@ -7,6 +7,14 @@ extension LibsecretStore {
     try await perform { session throws(StoreError) in try session.search(key.attributes).count }
   }
 
+  /// What `load`'s first step reads (`LibsecretSession.soleSecret`): the secret of the one
+  /// unlocked item of tokenbroker's schema matching `key`, or nil when `load` must search further.
+  func soleSecret(_ key: ItemKey) async throws -> String? {
+    try await perform { session throws(StoreError) in
+      try session.soleSecret(key.attributes).map { String(decoding: $0, as: UTF8.self) }
+    }
+  }
+
   /// Adds an item without replacing an existing one, making a duplicate (B06: a crash or a
   /// concurrent writer of another program).
   func insertDuplicate(_ key: ItemKey, label: String, secret: Secret) async throws {
