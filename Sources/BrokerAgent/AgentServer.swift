@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerSystem
 import BrokerWire
 import Glibc
 
@@ -19,7 +20,7 @@ public final class AgentServer: Sendable {
   /// How long a client may take to take in its reply, in ms.
   static let writeBound = 10_000
 
-  private let loop: SocketLoop
+  private let loop: PollServer
   private let log: @Sendable (String) -> Void
 
   /// - Parameters:
@@ -36,11 +37,43 @@ public final class AgentServer: Sendable {
     listenFD: Int32, forwardFD: Int32 = -1, expectedUID: UInt32 = getuid(), idleTimeout: Int,
     keepAlive: @escaping @Sendable () -> Bool = { false }, log: @escaping @Sendable (String) -> Void
   ) throws(AgentSetupError) {
-    loop = try SocketLoop(
-      listenFD: listenFD, forwardFD: forwardFD, expectedUID: expectedUID, maxRequestBytes: AgentProtocol.maxMessageBytes,
-      readMilliseconds: Self.readBound, idleMilliseconds: max(1, idleTimeout) * 1000, keepAlive: keepAlive,
-      writeMilliseconds: Self.writeBound, log: log)
+    let limit = AgentProtocol.maxMessageBytes
+    var options = PollServer.Options(listeners: forwardFD >= 0 ? [listenFD, forwardFD] : [listenFD], purpose: "the agent socket", maxRequestBytes: limit) { bytes, ended in
+      // A request is whole when the client shuts its writing side.
+      bytes.count > limit ? .tooLarge : ended ? .complete(bytes) : .more
+    }
+    options.admit = { fd, listener in Self.admit(fd, forwarded: listener == 1, expectedUID: expectedUID, log: log) }
+    options.readMilliseconds = Self.readBound
+    options.writeMilliseconds = Self.writeBound
+    options.idleMilliseconds = max(1, idleTimeout) * 1000
+    options.keepAlive = keepAlive
+    options.log = log
+    do {
+      loop = try PollServer(options)
+    } catch {
+      throw Self.setupError(error)
+    }
     self.log = log
+  }
+
+  /// Every new connection's `SO_PEERCRED` uid is compared with `expectedUID` before a byte is
+  /// read; others are closed at once. The kernel gives that uid as the agent's user namespace sees
+  /// it, so a process in a user namespace whose uid maps to the agent's (`unshare
+  /// --map-root-user`, rootless Podman) passes, and one whose uid maps to no uid or another one
+  /// does not. - Returns: the peer's pid, or nil to refuse.
+  static func admit(_ fd: Int32, forwarded: Bool, expectedUID: UInt32, log: (String) -> Void) -> Int32? {
+    guard let peer = PeerCheck.peer(of: fd), peer.uid == expectedUID else {
+      let who = PeerCheck.peer(of: fd).map { "uid \($0.uid) (pid \($0.pid))" } ?? "an unknown peer"
+      let socket = forwarded ? " on the forwarding socket" : ""
+      log("refused a connection from \(who)\(socket): only uid \(expectedUID) may use this agent")
+      return nil
+    }
+    return peer.pid
+  }
+
+  static func setupError(_ error: SystemError) -> AgentSetupError {
+    if case .call(let what, let path, let reason) = error { return .call(what: what, path: path, reason: reason) }
+    return .call(what: "start", path: "the agent socket", reason: error.description)
   }
 
   /// Serves until `stop()` or the idle timeout, then until every open connection is answered.
@@ -55,12 +88,20 @@ public final class AgentServer: Sendable {
     quick: @escaping QuickHandler = { _ in nil }, forwarded: @escaping Handler = { _ in AgentReply(exit: ExitStatus.usage.rawValue) },
     handler: @escaping Handler
   ) async throws(AgentSetupError) {
-    try loop.start { bytes in Self.quickReply(bytes, quick) }
+    do {
+      // A forwarded request is never answered from the kept answers: its own rules decide it.
+      try loop.start { connection, read in
+        guard connection.listener == 0, case .request(let bytes) = read else { return nil }
+        return Self.quickReply(bytes, quick)
+      }
+    } catch {
+      throw Self.setupError(error)
+    }
     let loop = self.loop
     let log = self.log
     await withDiscardingTaskGroup { group in
       for await (connection, read) in loop.connections {
-        let answer = connection.forwarded ? forwarded : handler
+        let answer = connection.listener == 1 ? forwarded : handler
         group.addTask { await Self.serve(connection, read, loop: loop, log: log, handler: answer) }
       }
     }
@@ -77,7 +118,7 @@ public final class AgentServer: Sendable {
   public func stop() { loop.stop() }
 
   static func serve(
-    _ connection: AgentConnection, _ read: SocketLoop.ReadResult, loop: SocketLoop,
+    _ connection: PollConnection, _ read: PollRead, loop: PollServer,
     log: @Sendable (String) -> Void, handler: Handler
   ) async {
     let request: AgentRequest
@@ -86,20 +127,23 @@ public final class AgentServer: Sendable {
       do {
         request = try AgentRequest.decode(bytes)
       } catch {
-        log("refused a request from pid \(connection.peerPID): \(error)")
+        log("refused a request from pid \(connection.peer): \(error)")
         loop.discard(connection)
         return
       }
     case .tooLarge:
-      log("refused a request from pid \(connection.peerPID): larger than \(AgentProtocol.maxMessageBytes) bytes")
+      log("refused a request from pid \(connection.peer): larger than \(AgentProtocol.maxMessageBytes) bytes")
       loop.discard(connection)
       return
     case .timedOut:
-      log("dropped a connection from pid \(connection.peerPID): no complete request within \(readBound / 1000) s")
+      log("dropped a connection from pid \(connection.peer): no complete request within \(readBound / 1000) s")
+      loop.discard(connection)
+      return
+    case .closed:
       loop.discard(connection)
       return
     case .failed(let error):
-      log("dropped a connection from pid \(connection.peerPID): \(String(cString: strerror(error)))")
+      log("dropped a connection from pid \(connection.peer): \(String(cString: strerror(error)))")
       loop.discard(connection)
       return
     }
@@ -109,9 +153,9 @@ public final class AgentServer: Sendable {
       bytes = try reply.encoded()
     } catch {
       // Output the protocol cannot carry: the client runs the full program itself.
-      log("answered pid \(connection.peerPID) 'not served': \(error)")
+      log("answered pid \(connection.peer) 'not served': \(error)")
       bytes = (try? AgentReply.notServed.encoded()) ?? []
     }
-    await loop.reply(connection, bytes, timeoutMilliseconds: writeBound)
+    await loop.reply(connection, bytes)
   }
 }

@@ -13,11 +13,12 @@ final class WakePipe: Sendable {
   private let writeEnd: Int32
   private let open: Mutex<Bool>
 
+  /// - Parameter purpose: names what the pipe serves in the error ("the agent socket").
   /// - Throws: `SystemError.call` when `pipe2` fails.
-  init() throws(SystemError) {
+  init(for purpose: String = "the sign-in") throws(SystemError) {
     var fds: [Int32] = [-1, -1]
     guard cbroker_pipe_cloexec_nonblock(&fds) == 0 else {
-      throw SystemError.call(what: "create a pipe for", path: "the sign-in", reason: String(cString: strerror(errno)))
+      throw SystemError.call(what: "create a pipe for", path: purpose, reason: String(cString: strerror(errno)))
     }
     readEnd = fds[0]
     writeEnd = fds[1]

@@ -179,6 +179,51 @@ class FdExhaustionTest(AgentTestCase):
         self.assertEqual(self.agent_pid(), pid)
 
 
+    def test_a_first_keyring_lookup_while_flooded_with_idle_connections(self):
+        """A just-started agent under a low descriptor limit, held full of idle connections, still
+        makes its first keyring lookup (libsecret's GLib needs descriptors of its own) and answers
+        `token get` with the token the keyring holds: it keeps descriptors in reserve."""
+        self.signed_in()
+        cached = set(self.cached_access_tokens().values())
+        self.assertEqual(len(cached), 1, cached)
+        env = self.env()
+        p = subprocess.Popen(["prlimit", "--nofile=128:128", CORE, "agent", "run"], env=env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.addCleanup(self._reap, p)
+        pid = self.wait_until(self.agent_pid, what="the agent")
+        held = []
+        self.addCleanup(lambda: [s.close() for s in held])
+        for _ in range(300):
+            s = socket.socket(socket.AF_UNIX)
+            s.setblocking(False)
+            try:
+                s.connect(self.socket)
+            except BlockingIOError:
+                pass
+            held.append(s)
+        time.sleep(0.5)
+        # Sent on the socket itself: a front that finds no room would run the command itself.
+        bus = env.get("DBUS_SESSION_BUS_ADDRESS", "").encode()
+        payload = b"v=1\nop=run\nname=tokenbroker\nconfig=\nbus=" + bus + b"\narg[]=token\narg[]=get\narg[]=work\n"
+        c = socket.socket(socket.AF_UNIX)
+        c.settimeout(30)
+        c.connect(self.socket)
+        c.sendall(payload)
+        c.shutdown(socket.SHUT_WR)
+        reply = b""
+        try:
+            while chunk := c.recv(65536):
+                reply += chunk
+        except OSError:
+            pass
+        c.close()
+        token = cached.pop()
+        self.assertIn(b"exit=0\n", reply)
+        self.assertIn(token.encode(), reply)
+        self.assertIsNone(p.poll(), "the agent died: %s" % (p.communicate()[1].decode(errors="replace") if p.poll() is not None else ""))
+        self.assertEqual(self.agent_pid(), pid)
+
+
 class MalformedRequestTest(AgentAttackCase):
 
     def test_oversized_request_is_refused(self):

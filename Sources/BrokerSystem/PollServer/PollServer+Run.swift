@@ -1,0 +1,135 @@
+import BrokerCore
+import BrokerWire
+import CBrokerShims
+import Glibc
+
+extension PollServer {
+  /// Starts the loop on a new detached thread; `quick` is asked there for each read that ended.
+  /// - Throws: `SystemError.call` when no thread can be created.
+  public func start(quick: @escaping Quick = { _, _ in nil }) throws(SystemError) {
+    try DedicatedThread.detach(for: options.purpose) { [self] in runLoop(quick: quick) }
+  }
+
+  /// The loop: until stopped (or idle) and every connection is closed.
+  func runLoop(quick: Quick) {
+    var accepting = true
+    // Out of descriptors with no spare to trade: the pending connections stay in the backlog and
+    // the listening sockets stay readable, so they are left out of `poll` for a moment.
+    var acceptPausedUntil = 0
+    var finished = false
+    var spare = DescriptorReserve.Spare()
+    defer { spare.release() }
+    while true {
+      let now = MonotonicClock.milliseconds
+      if state.withLock({ $0.abandon }) { return abandonAll() }
+      let (stopping, reads, writes, open, idleSince) = state.withLock { s in
+        (s.stopping, Array(s.reads.keys), Array(s.writes.keys), s.open, s.lastActivity)
+      }
+      let idle = options.idleMilliseconds.map { open == 0 && now - idleSince >= $0 } ?? false
+      if accepting && !stopping && idle && options.keepAlive() {
+        state.withLock { $0.lastActivity = now }  // e.g. the encrypted store is unlocked: no idle exit
+        continue
+      }
+      if accepting && (stopping || idle) {
+        accepting = false
+        state.withLock { $0.stopping = true }
+      }
+      if !accepting && reads.isEmpty && !finished {
+        finished = true  // every accepted request has been handed over
+        sink.finish()
+      }
+      if !accepting && open == 0 { break }
+      var fds = [pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
+      let polling = accepting && now >= acceptPausedUntil
+      if polling { for fd in options.listeners { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) } }
+      for fd in reads { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+      for fd in writes { fds.append(pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)) }
+      var timeout = 60_000
+      if accepting && open == 0, let idleMilliseconds = options.idleMilliseconds {
+        timeout = max(0, idleSince + idleMilliseconds - now)
+      }
+      if open > 0 { timeout = min(timeout, 1000) }
+      if accepting && !polling { timeout = min(timeout, max(1, acceptPausedUntil - now)) }
+      _ = poll(&fds, nfds_t(fds.count), Int32(min(timeout, 60_000)))
+      withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { bytes in
+        while Glibc.read(wake.readEnd, bytes.baseAddress, bytes.count) > 0 {}
+      }
+      if polling {
+        for (i, fd) in options.listeners.enumerated() where fds[1 + i].revents != 0 {
+          if !acceptAll(from: fd, listener: i, spare: &spare, quick: quick) {
+            acceptPausedUntil = MonotonicClock.milliseconds + 100
+          }
+        }
+      }
+      for fd in reads { serviceRead(fd, quick: quick) }
+      for fd in writes { serviceWrite(fd) }
+    }
+  }
+
+  /// `stop(drain: false)`: closes every connection, resumes every waiting `reply`, ends the stream.
+  func abandonAll() {
+    let waiting = state.withLock { s in
+      let waiting = s.writes.values.compactMap(\.continuation)
+      for fd in Array(s.reads.keys) + Array(s.writes.keys) + Array(s.handed.keys) { s.close(fd) }
+      return waiting
+    }
+    for continuation in waiting { continuation.resume() }
+    sink.finish()
+  }
+
+  /// Accepts every pending connection on `listening` (index `listener`); closes unread any that
+  /// `admit` refuses, and makes room when the server is full (`makeRoom`).
+  /// - Returns: false when out of descriptors with no spare to trade: the caller pauses accepting.
+  func acceptAll(from listening: Int32, listener: Int, spare: inout DescriptorReserve.Spare, quick: Quick) -> Bool {
+    while true {
+      // accept4(SOCK_CLOEXEC | SOCK_NONBLOCK): one call, no window, no two `fcntl`s.
+      let fd = cbroker_accept_cloexec_nonblock(listening)
+      if fd < 0 {
+        let error = errno
+        if error == EINTR || error == ECONNABORTED { continue }
+        if error == EAGAIN || error == EWOULDBLOCK { return true }
+        if (error == EMFILE || error == ENFILE) && spare.refuseOne(listening) {
+          options.log("refused a connection on \(options.purpose): out of descriptors")
+          continue
+        }
+        options.log("accept failed on \(options.purpose) (\(String(cString: strerror(error))))")
+        return false
+      }
+      guard reserve.leavesRoom(after: fd) else {
+        options.log("refused a connection on \(options.purpose): descriptors kept in reserve")
+        Glibc.close(fd)
+        continue
+      }
+      guard let peer = options.admit(fd, listener) else {
+        Glibc.close(fd)
+        continue
+      }
+      guard makeRoom() else {
+        options.log("refused a connection on \(options.purpose): \(maxConnections) open, none being read")
+        Glibc.close(fd)
+        continue
+      }
+      state.withLock { s in
+        s.open += 1
+        s.serial += 1
+        s.lastActivity = MonotonicClock.milliseconds
+        let connection = PollConnection(fd: fd, serial: s.serial, listener: listener, peer: peer)
+        s.reads[fd] = PendingRead(connection: connection, deadline: s.lastActivity + options.readMilliseconds)
+      }
+      serviceRead(fd, quick: quick)  // a client has usually sent its whole request by now
+    }
+  }
+
+  /// True when one more connection fits: at `maxConnections`, the reader waiting longest is
+  /// closed (idle or crawling clients never keep a real request out); false when none is reading.
+  func makeRoom() -> Bool {
+    state.withLock { s in
+      guard s.open >= maxConnections else { return true }
+      // Accepted first, waiting longest: every reader has the same time to send its request.
+      guard let oldest = s.reads.values.min(by: { $0.connection.serial < $1.connection.serial }) else { return false }
+      s.close(oldest.connection.fd)
+      options.log("closed the connection waiting longest on \(options.purpose): \(maxConnections) open")
+      return true
+    }
+  }
+}
