@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerWire
+import CBrokerShims  // MSG_NOSIGNAL: sys/socket.h may be owned by this module, not Glibc
 import Glibc
 import Synchronization
 
