@@ -1,42 +1,36 @@
 import BrokerCore
-import CBrokerShims
 import Glibc
 import Synchronization
 
-/// The loopback HTTP server of one SDK credential endpoint (interface.md §9).
+/// The loopback HTTP server of one SDK credential endpoint (interface.md §9), on `PollServer`.
 ///
-/// Binds 127.0.0.1 on a random port at once; `serve` answers until `stop()`. One poll loop on a
-/// dedicated thread does every socket call without blocking: it accepts, checks each connection's
-/// peer uid (`TCPPeerOwner`) before reading a byte and closes another user's connection unanswered,
-/// reads the request head (at most 16 KiB, within 10 s; more is 431, slower is closed), refuses a
-/// foreign `Host` (DNS rebinding), and hands each request to `handler` in a task of its own, so a
-/// slow token fetch never stalls other connections. Replies go back through the loop (an outbox
-/// and the wake pipe) and are written within 10 s; every connection is closed after one reply.
-/// It holds `maxConnections` at once, fewer than the descriptor limit allows (`connectionLimit`).
+/// Binds 127.0.0.1 on a random port at once; `serve` answers until `stop()`. The server's thread
+/// does every socket call without blocking: it accepts, checks each connection's peer uid
+/// (`TCPPeerOwner`) before reading a byte and closes another user's connection unanswered, reads
+/// the request head (at most 16 KiB, within 10 s; more is 431, slower is closed), and refuses a
+/// malformed request or a foreign `Host` (DNS rebinding) itself. Every other request goes to
+/// `handler` in a task of its own, so a slow token fetch never stalls other connections; its
+/// reply is written within 10 s, and every connection is closed after one reply. It holds
+/// `maxConnections` at once, fewer than the descriptor limit allows (`connectionLimit`).
 public final class EndpointServer: Sendable {
   /// The port `IDENTITY_ENDPOINT` or `GCE_METADATA_HOST` names.
   public let port: Int
   let listening: Int32
-  let wake: WakePipe
-  let shared = Mutex(Shared())
+  let server: PollServer
   /// Seconds a connection may take to send its request head, and to take its reply.
   static let headTimeout = 10.0
   static let writeTimeout = 10.0
   /// Connections open at once; a further one closes the one reading longest
   /// (`connectionLimit`, from this process's descriptor limit).
   let maxConnections: Int
-  /// Headers on the replies the loop gives itself (400, 431), as the protocol puts on all of its
-  /// own (`Metadata-Flavor: Google`).
+  /// Headers on the replies the server gives itself (400, 431), as the protocol puts on all of
+  /// its own (`Metadata-Flavor: Google`).
   let replyHeaders: [(name: String, value: String)]
+  /// Told the uid of each connection the peer check refuses (set by `serve`).
+  private let refused: Refused
+  private let closed = Mutex(false)
 
-  struct Shared {
-    var stopped = false
-    var closed = false
-    /// Replies ready to be written: connection id, bytes.
-    var outbox: [(id: Int, bytes: [UInt8])] = []
-  }
-
-  /// - Parameter headers: put on the replies the socket loop gives itself (a malformed or oversized
+  /// - Parameter headers: put on the replies the server gives itself (a malformed or oversized
   ///   request, a foreign `Host`), as the protocol's handler puts them on its own.
   /// - Throws: `SystemError.listener` (no loopback), `.call` (no pipe).
   public init(headers: [(name: String, value: String)] = []) throws(SystemError) {
@@ -48,17 +42,38 @@ public final class EndpointServer: Sendable {
       throw SystemError.listener(
         what: "cannot listen on 127.0.0.1 for the SDK credential endpoints", remedy: "check that the loopback interface is up")
     }
+    maxConnections = Self.connectionLimit(descriptors: rlim_t(DescriptorReserve.softLimit()))
+    let uid = getuid()
+    let refused = Refused()
+    var options = PollServer.Options(
+      listeners: opened.fds, purpose: "the SDK credential endpoint", maxRequestBytes: LoopbackWire.maxHead,
+      frame: { LoopbackWire.frameHead($0, ended: $1) })
+    // Another user's process is closed before a byte is read or written.
+    options.admit = { fd, _ in
+      let owner = TCPPeerOwner.uid(of: fd)
+      guard owner == uid else {
+        refused.tell(owner)
+        return nil
+      }
+      return 0
+    }
+    options.readMilliseconds = Int(Self.headTimeout * 1000)
+    options.writeMilliseconds = Int(Self.writeTimeout * 1000)
+    options.maxConnections = maxConnections
     do {
-      wake = try WakePipe()
+      server = try PollServer(options)
     } catch {
       for fd in opened.fds { Glibc.close(fd) }
       throw error
     }
     listening = opened.fds[0]
     port = opened.port
-    var limit = rlimit()
-    let known = getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0
-    maxConnections = Self.connectionLimit(descriptors: known ? limit.rlim_cur : 1024)
+    self.refused = refused
+  }
+
+  final class Refused: Sendable {
+    let sink = Mutex<@Sendable (UInt32?) -> Void>({ _ in })
+    func tell(_ uid: UInt32?) { sink.withLock { $0 }(uid) }
   }
 
   /// How many connections one endpoint holds when the process may open `descriptors` files:
@@ -74,48 +89,64 @@ public final class EndpointServer: Sendable {
 
   /// Ends `serve` (it returns) and closes every socket; replies still being computed are dropped.
   public func stop() {
-    shared.withLock { $0.stopped = true }
-    wake.signal()
+    server.stop(drain: false)
   }
 
   /// Answers requests until `stop()` or cancellation, then closes every socket.
   /// - Parameters:
   ///   - handler: the protocol's reply to one request (`AppServiceEndpoint`, `GoogleMetadataEndpoint`).
   ///   - refused: told the uid of each connection refused by the peer check (nil: unknown owner).
-  /// - Throws: `SystemError.listener` when `poll` fails.
+  /// - Throws: `SystemError.call` when the server's thread cannot start.
   public func serve(
     handler: @escaping @Sendable (LoopbackRequest) async -> EndpointReply,
     refused: @escaping @Sendable (UInt32?) -> Void = { _ in }
   ) async throws {
-    try await withTaskCancellationHandler {
-      try await DedicatedThread.run { [self] in
-        defer { closeListening() }
-        var loop = EndpointLoop(server: self, handler: handler, refused: refused)
-        try loop.run()
+    defer { closeListening() }
+    self.refused.sink.withLock { $0 = refused }
+    let (server, headers, hosts) = (self.server, replyHeaders, allowedHosts)
+    try server.start { _, read in Self.refusal(read, headers: headers, hosts: hosts) }
+    await withTaskCancellationHandler {
+      for await (connection, read) in server.connections {
+        guard case .request(let head) = read, let request = LoopbackRequest.parse(head: head) else {
+          server.discard(connection)
+          continue
+        }
+        Task {
+          let reply = await handler(request)
+          await server.reply(connection, reply.wire(includeBody: request.method != "HEAD"))
+        }
       }
     } onCancel: {
       stop()
     }
+    // The listening socket is closed only once the server's thread is done with it.
+    await server.ended()
   }
 
-  /// Queues a reply for connection `id` and wakes the loop (from a handler's task).
-  func post(_ id: Int, _ bytes: [UInt8]) {
-    let posted = shared.withLock { s -> Bool in
-      guard !s.stopped else { return false }
-      s.outbox.append((id, bytes))
-      return true
+  /// The reply the server gives itself, on its thread: 431 for an oversized head, 400 for a
+  /// malformed one or a foreign `Host`; nil hands the read over.
+  static func refusal(_ read: PollRead, headers: [(name: String, value: String)], hosts: Set<String>) -> [UInt8]? {
+    switch read {
+    case .tooLarge: return EndpointReply.text(431, "Request Header Fields Too Large\n", headers: headers).wire(includeBody: true)
+    case .request(let head):
+      guard let request = LoopbackRequest.parse(head: head) else {
+        return EndpointReply.text(400, "Bad Request\n", headers: headers).wire(includeBody: true)
+      }
+      if let host = request.host, !hosts.contains(host) {
+        return EndpointReply.text(400, "Bad Request: unexpected Host\n", headers: headers).wire(includeBody: true)
+      }
+      return nil
+    default: return nil
     }
-    if posted { wake.signal() }
   }
 
   /// The `Host` values a client of `http://127.0.0.1:PORT` may send.
   var allowedHosts: Set<String> { ["127.0.0.1:\(port)", "localhost:\(port)"] }
 
   private func closeListening() {
-    shared.withLock { s in
-      guard !s.closed else { return }
-      s.closed = true
-      s.stopped = true
+    closed.withLock { done in
+      guard !done else { return }
+      done = true
       Glibc.close(listening)
     }
   }

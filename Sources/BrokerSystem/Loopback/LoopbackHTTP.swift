@@ -176,6 +176,15 @@ enum LoopbackWire {
     }
   }
 
+  /// Cuts a request head out of the bytes a `PollServer` read so far: complete up to and with
+  /// its blank line, too large past `maxHead` bytes without one (answer 431), closed when the
+  /// peer ended before it.
+  static func frameHead(_ bytes: [UInt8], ended: Bool) -> PollFrame {
+    if let end = headEnd(bytes), end <= maxHead { return .complete(Array(bytes[0..<end])) }
+    if bytes.count > maxHead { return .tooLarge }
+    return ended ? .closed : .more
+  }
+
   /// The index just past the `\r\n\r\n` that ends the head, or nil.
   static func headEnd(_ buffer: [UInt8]) -> Int? {
     guard buffer.count >= 4 else { return nil }

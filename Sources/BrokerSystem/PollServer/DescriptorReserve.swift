@@ -22,8 +22,9 @@ struct DescriptorReserve: Sendable {
   static func kept(limit: Int) -> Int { min(max(64, limit / 4), limit / 2) }
 
   /// False when the connection just accepted as `fd` leaves less than half of `kept` above it
-  /// (something else in the process uses the descriptors): it is closed unread. The kernel gives
-  /// the lowest free number, so every lower one is in use.
+  /// (something else in the process uses the descriptors): it takes the place of the reader
+  /// waiting longest, or is closed unread. The kernel gives the lowest free number, so every
+  /// lower one is in use.
   func leavesRoom(after fd: Int32) -> Bool { Int(fd) < limit - kept / 2 }
 
   static func softLimit() -> Int {

@@ -18,7 +18,15 @@ extension PollServer {
     var acceptPausedUntil = 0
     var finished = false
     var spare = DescriptorReserve.Spare()
-    defer { spare.release() }
+    defer {
+      spare.release()
+      let waiters = state.withLock { s in
+        s.ended = true
+        defer { s.endWaiters = [] }
+        return s.endWaiters
+      }
+      for waiter in waiters { waiter.resume() }
+    }
     while true {
       let now = MonotonicClock.milliseconds
       if state.withLock({ $0.abandon }) { return abandonAll() }
@@ -95,17 +103,12 @@ extension PollServer {
         options.log("accept failed on \(options.purpose) (\(String(cString: strerror(error))))")
         return false
       }
-      guard reserve.leavesRoom(after: fd) else {
-        options.log("refused a connection on \(options.purpose): descriptors kept in reserve")
-        Glibc.close(fd)
-        continue
-      }
       guard let peer = options.admit(fd, listener) else {
         Glibc.close(fd)
         continue
       }
-      guard makeRoom() else {
-        options.log("refused a connection on \(options.purpose): \(maxConnections) open, none being read")
+      guard makeRoom(short: !reserve.leavesRoom(after: fd)) else {
+        options.log("refused a connection on \(options.purpose): no room, none being read")
         Glibc.close(fd)
         continue
       }
@@ -120,15 +123,17 @@ extension PollServer {
     }
   }
 
-  /// True when one more connection fits: at `maxConnections`, the reader waiting longest is
-  /// closed (idle or crawling clients never keep a real request out); false when none is reading.
-  func makeRoom() -> Bool {
+  /// True when one more connection fits. At `maxConnections`, or `short` of descriptors (the
+  /// new one's number is in the reserve), the reader waiting longest is closed: idle or crawling
+  /// clients never keep a real request out, and the process's open descriptors do not grow.
+  /// False when none is reading.
+  func makeRoom(short: Bool) -> Bool {
     state.withLock { s in
-      guard s.open >= maxConnections else { return true }
+      guard short || s.open >= maxConnections else { return true }
       // Accepted first, waiting longest: every reader has the same time to send its request.
       guard let oldest = s.reads.values.min(by: { $0.connection.serial < $1.connection.serial }) else { return false }
       s.close(oldest.connection.fd)
-      options.log("closed the connection waiting longest on \(options.purpose): \(maxConnections) open")
+      options.log("closed the connection waiting longest on \(options.purpose): \(short ? "descriptors kept in reserve" : "\(maxConnections) open")")
       return true
     }
   }

@@ -117,6 +117,9 @@ public final class PollServer: Sendable {
     var stopping = false
     /// `stop(drain: false)`: close every connection at once.
     var abandon = false
+    /// The loop's thread has returned (it touches no listening socket any more).
+    var ended = false
+    var endWaiters: [CheckedContinuation<Void, Never>] = []
   }
 
   let state: Mutex<State>
@@ -188,6 +191,18 @@ public final class PollServer: Sendable {
       if !drain { s.abandon = true }
     }
     wake.signal()
+  }
+
+  /// Returns once the loop's thread has returned: its owner may close the listening sockets.
+  /// Not cancellable (a cancelled caller stops the server first).
+  public func ended() async {
+    await withCheckedContinuation { continuation in
+      let done = state.withLock { s in
+        if !s.ended { s.endWaiters.append(continuation) }
+        return s.ended
+      }
+      if done { continuation.resume() }
+    }
   }
 
   enum SendOutcome { case done, partial(Int) }

@@ -58,6 +58,19 @@ struct LoopbackHTTPTests {
     #expect(LoopbackWire.longestWaiting([(key: Int, deadline: Double)]()) == nil)
   }
 
+  @Test func aHeadIsCompleteAtItsBlankLine() {
+    let head = Array("GET / HTTP/1.1\r\nHost: x\r\n".utf8)
+    #expect(LoopbackWire.frameHead([], ended: false) == .more)
+    #expect(LoopbackWire.frameHead(head, ended: false) == .more)
+    #expect(LoopbackWire.frameHead(head + Array("\r\nbody".utf8), ended: false) == .complete(head + [13, 10]))
+  }
+
+  @Test func aHeadOverTheCapIsTooLargeAndAPeerEndingBeforeItIsClosed() {
+    let long = [UInt8](repeating: UInt8(ascii: "a"), count: LoopbackWire.maxHead + 1)
+    #expect(LoopbackWire.frameHead(long, ended: false) == .tooLarge)
+    #expect(LoopbackWire.frameHead(Array("GET / HTTP/1.1\r\n".utf8), ended: true) == .closed)
+  }
+
   @Test func aResponseClosesAndIsNeverCached() {
     let wire = LoopbackWire.response(
       status: 404, contentType: "text/plain", headers: [("Metadata-Flavor", "Google")], body: Array("no".utf8))
