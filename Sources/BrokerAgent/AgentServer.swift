@@ -62,8 +62,9 @@ public final class AgentServer: Sendable {
   /// --map-root-user`, rootless Podman) passes, and one whose uid maps to no uid or another one
   /// does not. - Returns: the peer's pid, or nil to refuse.
   static func admit(_ fd: Int32, forwarded: Bool, expectedUID: UInt32, log: (String) -> Void) -> Int32? {
-    guard let peer = PeerCheck.peer(of: fd), peer.uid == expectedUID else {
-      let who = PeerCheck.peer(of: fd).map { "uid \($0.uid) (pid \($0.pid))" } ?? "an unknown peer"
+    let peer = PeerCheck.peer(of: fd)
+    guard let peer, peer.uid == expectedUID else {
+      let who = peer.map { "uid \($0.uid) (pid \($0.pid))" } ?? "an unknown peer"
       let socket = forwarded ? " on the forwarding socket" : ""
       log("refused a connection from \(who)\(socket): only uid \(expectedUID) may use this agent")
       return nil

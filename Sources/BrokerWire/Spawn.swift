@@ -153,8 +153,9 @@ public struct Spawn: Sendable {
     return entries + [nil]
   }
 
-  /// The descriptors open in this process (from `/proc/self/fd`), without the one used to list them.
-  static func openDescriptors() -> [Int32] {
+  /// The descriptors open in this process (from `/proc/self/fd`), without the one used to list
+  /// them; empty when `/proc` cannot be read.
+  package static func openDescriptors() -> [Int32] {
     guard let dir = opendir("/proc/self/fd") else { return [] }
     let own = dirfd(dir)
     var fds: [Int32] = []

@@ -1,3 +1,4 @@
+import BrokerWire
 import Glibc
 
 /// The descriptors a `PollServer` leaves free for the rest of its process. Connections alone
@@ -33,15 +34,11 @@ struct DescriptorReserve: Sendable {
     return Int(min(limit.rlim_cur, 1 << 20))  // RLIM_INFINITY is the largest value
   }
 
-  /// How many descriptors this process has open (`/proc/self/fd`); 16 when it cannot be read.
+  /// How many descriptors this process has open (`Spawn.openDescriptors`); 16 when `/proc`
+  /// cannot be read.
   static func openDescriptors() -> Int {
-    guard let dir = opendir("/proc/self/fd") else { return 16 }
-    defer { closedir(dir) }
-    var count = -1  // the directory's own descriptor
-    while let entry = readdir(dir) {
-      if entry.pointee.d_name.0 != 46 { count += 1 }  // not "." or ".."
-    }
-    return max(0, count)
+    let open = Spawn.openDescriptors()
+    return open.isEmpty ? 16 : open.count
   }
 
   /// One descriptor held open on `/dev/null` to trade for a connection when `accept` fails with
