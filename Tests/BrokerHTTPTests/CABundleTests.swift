@@ -38,7 +38,7 @@ import Testing
   /// A `ca-file` that is a FIFO is refused at once, "not a regular file", as the config
   /// loader refuses one. Opened without O_NONBLOCK, a FIFO's open waited for a writer: the request
   /// hung for ever. Here a writer comes after 3 s, to end an open that waits.
-  @Test func issue18AFIFOCAFileIsRefusedAtOnce() throws {
+  @Test func aFIFOCAFileIsRefusedAtOnce() throws {
     let dir = String(cString: mkdtemp(strdup("/tmp/tb-ca-XXXXXX")))
     defer { _ = system("rm -rf '\(dir)'") }
     let fifo = dir + "/ca.pem"

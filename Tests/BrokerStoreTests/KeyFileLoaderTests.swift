@@ -80,7 +80,7 @@ struct KeyFileLoaderTests {
   /// place between the two (here a thread swaps a regular file and a FIFO in, as fast as it can)
   /// was opened for reading, which waits for a writer. A load that takes more than 2 s is such a
   /// wait: it is ended by opening the FIFO for writing, and counted.
-  @Test func issue18AFileSwappedForAFIFOUnderTheLoadNeverBlocksIt() throws {
+  @Test func aFileSwappedForAFIFOUnderTheLoadNeverBlocksIt() throws {
     let path = try dir.write("config", "[broker]\nstore = file\n")
     let regular = dir.path + "/regular"
     let fifo = dir.path + "/fifo"
@@ -181,7 +181,7 @@ let interfaceSample = """
 
   """
 
-/// The state shared by `issue18AFileSwappedForAFIFOUnderTheLoadNeverBlocksIt`'s threads.
+/// The state shared by `aFileSwappedForAFIFOUnderTheLoadNeverBlocksIt`'s threads.
 final class SwapRace: Sendable {
   let stop = Atomic<Bool>(false)
   let swapperDone = Atomic<Bool>(false)

@@ -48,7 +48,7 @@ struct LibsecretStoreTests {
   /// `delete` removes them (logout and revoke remove every copy); `load` never takes one for
   /// tokenbroker's item, whether it is alone or newer, and leaves it, and `save` leaves it too (it
   /// may hold a refresh token, which only logout, revoke or invalid_grant delete).
-  @Test func issue18ItemsOfAnotherSchemaAreListedAndDeletedButNeverRead() async throws {
+  @Test func itemsOfAnotherSchemaAreListedAndDeletedButNeverRead() async throws {
     let key = ItemKey.refreshToken(uniqueAccount("foreign"))
     try secretTool(store: key, schema: nil, secret: "RT_generic")
     try secretTool(store: key, schema: "org.example.Older", secret: "RT_older")

@@ -22,7 +22,7 @@ Options:
   --locked     the `login` collection (and every item) starts locked; Unlock returns a prompt
                that completes dismissed (B01/B02), CreateItem fails with IsLocked.
   --log FILE   appends one line per method call: `Interface.Method object-path` (never a secret).
-  --vanish AT  a `logout` racing the caller (issue 13 item 8), which a real gnome-keyring shows
+  --vanish AT  a `logout` racing the caller, which a real gnome-keyring shows
                only now and then: the first Service.SearchItems that finds items is followed by
                the loss of every item. AT `search`: they are gone before the search answers (the
                caller's next call on them, libsecret's property load of each item, finds no

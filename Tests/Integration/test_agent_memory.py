@@ -1,4 +1,4 @@
-"""The agent's resident memory (issue 11): libcurl is loaded at its first refresh, not at start,
+"""The agent's resident memory: libcurl is loaded at its first refresh, not at start,
 and the code a refresh ran is given back after it, libcurl's tree's and the program's own (the
 warm answers of the next hour need none of it).
 """

@@ -438,8 +438,8 @@ class ClosedStandardStreamTest(AgentAttackCase):
             self.assertEqual(outcome[TOKENBROKER], outcome[CORE], (args, closed))
         self.assert_serves_promptly(bound=10)
 
-    def test_issue18_a_stdout_pipe_closed_early_ends_the_call_as_the_core_ends_it(self):
-        """Issue 18: a reader that went away before the answer (`| head -c0`, a caller that reads
+    def test_a_stdout_pipe_closed_early_ends_the_call_as_the_core_ends_it(self):
+        """A reader that went away before the answer (`| head -c0`, a caller that reads
         no more) costs the output, not the exit status. tokenbroker-core gets EPIPE there (GLib,
         which it loads for the keyring, ignores SIGPIPE) and exits with the command's status; the
         front, writing the agent's answer, was killed by SIGPIPE (141 in a shell)."""

@@ -197,7 +197,7 @@ class AzureBrowserLoginTest(BrowserFlows, FlowTestCase):
         self.assertEqual(self.keyring_items(), [])
 
     def test_redirect_port_taken_on_ipv6_loopback_only_exits_6_without_a_browser(self):
-        """Issue 13 item 2: Azure redirects to http://localhost:PORT/, which a browser may try on
+        """Azure redirects to http://localhost:PORT/, which a browser may try on
         ::1 first; with redirect-port held on [::1] only by another program, login refuses before
         any browser starts (exit 6, one line naming the port) instead of serving 127.0.0.1 alone
         and letting that program receive the code and state."""

@@ -1,4 +1,4 @@
-"""`store = encrypted-file` (interface.md §7.1, issue 10) on the real file and the real agent, with
+"""`store = encrypted-file` (interface.md §7.1) on the real file and the real agent, with
 no Secret Service in the session at all: create, unlock, login, token get, lock, an agent restart,
 a wrong passphrase, a damaged file, `agent = off`, and what never appears where. The file is read
 back with libsodium itself (sodium_file.py), not with tokenbroker's code."""

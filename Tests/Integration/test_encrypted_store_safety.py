@@ -1,4 +1,4 @@
-"""`store = encrypted-file` under stress (issue 10, "It must show"): the agent SIGKILLed again and
+"""`store = encrypted-file` under stress: the agent SIGKILLed again and
 again during rotating refreshes leaves a file that authenticates and holds the newest refresh
 token; two agents writing one file at once lose no item; the passphrase is in no process's argv
 or environment, no log and no stderr; the key sits in locked memory only while unlocked."""

@@ -255,10 +255,10 @@ class AzureEndpointTest(ExecTestCase):
         self.assertEqual(r.stdout.decode().splitlines(), ["431", "200 True"])
 
     def test_idle_connections_cannot_use_up_its_file_descriptors(self):
-        """With RLIMIT_NOFILE at 128, 150 idle connections used to take every descriptor, so the
-        real request's peer check could not open /proc/net/tcp and it was refused unanswered (a
-        reset); the server now holds at most half of what is left after 64 (for the peer check,
-        the agent, the store, libcurl) and closes the one waiting longest to take a new one."""
+        """With RLIMIT_NOFILE at 128 and 150 idle connections, the real request is answered: the
+        server holds at most half of what is left after 64 descriptors (for the peer check's
+        /proc/net/tcp, the agent, the store, libcurl) and closes the one waiting longest to take a
+        new one, so the peer check never fails for want of a descriptor."""
         self.signed_in()
         client = ("import os, resource, socket, time, urllib.request\n"
                   "resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))\n"

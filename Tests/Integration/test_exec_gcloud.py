@@ -79,7 +79,7 @@ class GcloudTest(ExecTestCase):
 
     def test_a_stale_false_in_gclouds_gce_cache_and_the_users_own_configuration(self):
         """gcloud trusts $CLOUDSDK_CONFIG/gce for 10 minutes after its mtime: a `False` left by a
-        run outside exec used to make it ignore the endpoint. Under exec gcloud has a config
+        run outside exec would make it ignore the endpoint. Under exec gcloud has a config
         directory of its own with a copy of the user's active configuration (their region kept,
         their `account` left out, or gcloud would look for that account's credentials), so the
         user's files stay exactly as they were, the `False` included."""

@@ -1,5 +1,5 @@
 """The opt-in plaintext store (`store = file`) warns on every write, once per line, with one
-`tokenbroker: warning: ` prefix (issue 9: it printed `tokenbroker: tokenbroker: warning: …`).
+`tokenbroker: warning: ` prefix, never two (`tokenbroker: tokenbroker: warning: …`).
 """
 import unittest
 

@@ -1,6 +1,6 @@
 """`tokenbroker setup-git`, then real git 2.39 clones and fetches over HTTPS through the helper
 from the local git server of test_git_clone.py, which accepts only tokens the emulator still
-validates (interface.md §3 `setup-git`, §4; issue 6).
+validates (interface.md §3 `setup-git`, §4).
 
 The revoked-token case, step by step (what git 2.39's http.c does, checked with GIT_TRACE):
 1. `git fetch` sends its first request without credentials; the server answers 401.

@@ -1,4 +1,4 @@
-"""A `token get` racing a `logout` (issue 13 item 8; interface.md §6 codes 3 and 5): an item that
+"""A `token get` racing a `logout` (interface.md §6 codes 3 and 5): an item that
 vanishes between the search and the read of its secret is "not signed in" (exit 3), never a broken
 keyring (exit 5), which is only for a keyring that itself fails."""
 import subprocess

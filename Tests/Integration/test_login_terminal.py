@@ -1,5 +1,5 @@
 """On a terminal the device-code login shows a QR code of the verification URL (when the terminal
-is wide enough) and a countdown to the code's expiry; none of it goes to a pipe (issue 6)."""
+is wide enough) and a countdown to the code's expiry; none of it goes to a pipe."""
 import fcntl
 import os
 import pty

@@ -1,12 +1,14 @@
-"""A newcomer's first hour (issue 24): each natural first guess gets a line that says what to do.
+"""A newcomer's first hour: each natural first guess gets a line that says what to do.
 
-Finding 1: `tokenbroker get` typed at a terminal (a guess for "get a token") used to show nothing
-and wait for end of file; a blank line did not end it. Finding 2: a misspelt config key or account
-name hid its own cause. Findings 4 and 7: `account add` without --provider left out oidc,
-`--scopes a b` said only "unexpected argument 'b'", `accounts` with no config printed nothing.
-Finding 3: the encrypted store's first run took a 3-character passphrase without a word, and a
-wrong passphrase did not say how to start over. Finding 5: `--help` named only Azure AD, Google and the keyring; `get --help` recommended a global
-credential.helper; `help login` printed the general help."""
+- `tokenbroker get` typed at a terminal (a guess for "get a token") says at once what it waits
+  for; it does not sit silently waiting for end of file.
+- A misspelt config key or account name is named with the known name it stands for.
+- `account add` without --provider lists every provider, oidc too; `--scopes a b` says to quote
+  a list; `accounts` with no config says how to add one.
+- The encrypted store's first run refuses a too-short passphrase, and a wrong passphrase says how
+  to start over.
+- `--help` names every provider and store; `get --help` recommends `setup-git`, not a global
+  credential.helper; `help login` prints login's help."""
 import json
 import os
 import pty
@@ -81,7 +83,7 @@ class HelperActionOnTerminalTest(BrokerTestCase):
 
 
 class MisspeltNamesTest(BrokerTestCase):
-    """Finding 2: each error or warning names the known name a misspelt one stands for."""
+    """Each error or warning names the known name a misspelt one stands for."""
 
     def test_a_misspelt_required_key_is_named_in_the_error(self):
         self.write_config(self.default_config().replace("client-id =", "client_id ="))
@@ -191,9 +193,9 @@ class EncryptedStoreFirstRunTest(BrokerTestCase):
 
 
 class StoreSwitchTest(BrokerTestCase):
-    """Found by a newcomer's first hour: after `store = encrypted-file` was added, the agent still
-    handed out the token it had cached from the keyring, while `accounts` and `status` said the
-    store was missing and, after `unlock --create`, that nobody was signed in."""
+    """A store switch (`store = encrypted-file` added to a config the agent has read) takes effect
+    in the agent at once: it hands out no token cached from the keyring while `accounts` and
+    `status` say the new store is missing or that nobody is signed in there."""
     emulator_options = {"device_code_interval": 1}
 
     def tearDown(self):
@@ -219,9 +221,10 @@ class StoreSwitchTest(BrokerTestCase):
 
 
 class MoreFirstHourTest(BrokerTestCase):
-    """More of the newcomer's first hour: `git-credential-tokenbroker --help` printed nothing;
-    `token get --min-valid` above the provider's lifetime and `--json` with another `--format` were
-    silent; `--scopes` got no suggestion; `status` called a store not made yet 'unreachable'."""
+    """More first guesses: `git-credential-tokenbroker --help` prints its help; `token get
+    --min-valid` above the provider's lifetime and `--json` with another `--format` say what they
+    cannot do; a misspelt `--scopes` gets a suggestion; `status` calls a store not made yet
+    missing, not unreachable."""
     emulator_options = {"device_code_interval": 1}
 
     def tearDown(self):

@@ -1,5 +1,5 @@
-"""Outside the agent, refreshes of one account are single-flight across processes (issue 13
-item 7, interface.md §6 and §8): a lock in the runtime directory is held around "re-read the
+"""Outside the agent, refreshes of one account are single-flight across processes
+(interface.md §6 and §8): a lock in the runtime directory is held around "re-read the
 stored refresh token, refresh, store", and what another process stored meanwhile is used.
 
 Strict rotation throughout (the emulator answers `invalid_grant` to any reuse, as GitLab, Okta,

@@ -1,4 +1,4 @@
-"""SharePoint accounts (issue 5; interface.md §2.1, §3; protocols.md §4.2, §7.4) against the
+"""SharePoint accounts (interface.md §2.1, §3; protocols.md §4.2, §7.4) against the
 emulator's SharePoint endpoints, with the real keyring and curl as the client.
 
 - bearer: a token for SITE/.default from the `via` account, accepted by the site; cached; git.
@@ -202,7 +202,7 @@ cookie-lifetime = 2
         return [c["headers"]["authorization"][len("Bearer "):] for c in self.authenticate_calls()]
 
     def test_force_refresh_renews_the_site_token_the_site_refuses(self):
-        """Issue 13 item 3: the site refuses the cached bearer before its local expiry;
+        """The site refuses the cached bearer before its local expiry;
         --force-refresh renews the whole chain: a new site token, then a new cookie."""
         first = self.spoidcrl()
         (cached,) = self.bearers_sent()

@@ -1,5 +1,5 @@
-"""A provider whose access tokens live shorter than `refresh-margin` (issue 13 item 5; interface.md
-§2.1 `refresh-margin`): the margin is capped at half the token's lifetime, so a token is not
+"""A provider whose access tokens live shorter than `refresh-margin` (interface.md §2.1
+`refresh-margin`): the margin is capped at half the token's lifetime, so a token is not
 refreshed on every call, and the user is told once per sign-in (and scope set) why tokens are
 refreshed sooner than the margin says."""
 import unittest

@@ -1,4 +1,4 @@
-"""`tokenbroker status` (interface.md §3; issue 20): signed in, not signed in, a locked encrypted
+"""`tokenbroker status` (interface.md §3): signed in, not signed in, a locked encrypted
 store, an unreachable keyring, a URL served by a path group, a URL no account serves, and a URL
 with `credential.helper=cache` before tokenbroker (bug-cases-3.md X14's warning). Its output never
 holds a token (the leak greps)."""

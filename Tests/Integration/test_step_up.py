@@ -1,4 +1,4 @@
-"""Step-up for one resource (issue 13 item 4; interface.md §6 code 3): when a refresh for one
+"""Step-up for one resource (interface.md §6 code 3): when a refresh for one
 resource needs MFA or consent, the message names that resource's scopes and the `login` that asks
 for them; that login (`--scope S`) sends the server's claims challenge on its authorization
 request; the refresh token is kept throughout and still serves the other resources.

@@ -1,4 +1,4 @@
-"""`--verbose` and `TOKENBROKER_VERBOSE=1` (issue 13 item 6, interface.md §2 and §3): one line
+"""`--verbose` and `TOKENBROKER_VERBOSE=1` (interface.md §2 and §3): one line
 each on stderr, starting `tokenbroker: `, saying which config files were read, how the host or
 account was resolved, whether the agent served the call, cache hit or miss with the remaining
 lifetime, each HTTP request (method, endpoint, status, duration), each store operation and its
