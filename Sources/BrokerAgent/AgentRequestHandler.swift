@@ -23,7 +23,7 @@ public struct AgentRequestHandler: Sendable {
   /// What `status` answers as the agent's version.
   let programVersion: String
   let runCommand: RunCommand
-  let stop: @Sendable () -> Void
+  let stop: @Sendable (_ why: String) -> Void
   /// The encrypted store's key, when unlocked (`StoreRequestHandler`).
   let keys: StoreKeyHolder
   /// The config as last parsed, for every request while its files stay the same.
@@ -35,11 +35,11 @@ public struct AgentRequestHandler: Sendable {
   ///   - environment: the agent's environment, in which every command runs.
   ///   - programVersion: what `status` answers.
   ///   - runCommand: how a `run` request's argv is run.
-  ///   - stop: ends the agent's server.
+  ///   - stop: ends the agent's server; given why, in words for the agent's log (no value).
   ///   - keys: the encrypted store's key holder.
   public init(
     cache: TokenCache, config: String, environment: [String: String], programVersion: String,
-    runCommand: @escaping RunCommand, stop: @escaping @Sendable () -> Void, keys: StoreKeyHolder = StoreKeyHolder(),
+    runCommand: @escaping RunCommand, stop: @escaping @Sendable (_ why: String) -> Void, keys: StoreKeyHolder = StoreKeyHolder(),
     configs: AgentConfigCache = AgentConfigCache()
   ) {
     self.cache = cache
@@ -82,7 +82,7 @@ public struct AgentRequestHandler: Sendable {
       // The key first: a refresh under way in another process still needs this agent to store
       // its rotated token, which it could not once the agent stops accepting.
       await keys.drop()
-      stop()
+      stop("'tokenbroker agent stop' asked")
       return AgentReply(exit: 0)
     case .drop:
       await AccountDrop.drop(request.account, from: cache, config: request.account == nil ? nil : readableConfig())
@@ -114,7 +114,7 @@ public struct AgentRequestHandler: Sendable {
   /// cron job) is served with the agent's.
   func run(_ request: AgentRequest) async -> AgentReply {
     if !request.bus.isEmpty && request.bus != (environment["DBUS_SESSION_BUS_ADDRESS"] ?? "") {
-      stop()
+      stop("a caller is in another D-Bus session, so this one has most likely ended; its next call starts an agent there")
       return .notServed
     }
     let argv = [request.name] + request.arguments

@@ -12,13 +12,13 @@ import Testing
 @Suite struct AgentRequestHandlerTests {
   let h: ConfigHome
   let handler: AgentRequestHandler
-  let stopped = Counter()
+  let stopped = Stops()
 
   init() throws {
     h = try ConfigHome(config: fileStoreConfig)
     let environment = h.environment
     let stopped = self.stopped
-    handler = requestHandler(cache: TokenCache(time: FakeTime()), environment: environment, stop: { stopped.add() })
+    handler = requestHandler(cache: TokenCache(time: FakeTime()), environment: environment, stop: { stopped.add($0) })
   }
 
   private func run(_ name: String, _ args: [String], input: String = "", config: String = "") async -> AgentReply {
@@ -83,8 +83,26 @@ import Testing
     #expect(status.pid == getpid())
     #expect(status.programVersion == BrokerCommand.version)
     #expect(await handler.handle(AgentRequest(operation: .drop, account: "work")) == AgentReply(exit: 0))
-    #expect(stopped.value == 0)
+    #expect(stopped.reasons.isEmpty)
     #expect(await handler.handle(AgentRequest(operation: .stop)) == AgentReply(exit: 0))
-    #expect(stopped.value == 1)
+    #expect(stopped.reasons == ["'tokenbroker agent stop' asked"])
   }
+  /// A caller of another D-Bus session is left to the full program, and the agent stops saying
+  /// why; a caller without a bus (cron) is served with the agent's.
+  @Test func aCallerOfAnotherSessionStopsTheAgentWithAReason() async {
+    let other = await handler.handle(
+      .run(name: "tokenbroker", arguments: ["capability"], config: "", input: [], bus: "unix:path=/elsewhere/bus"))
+    #expect(other.exit == AgentProtocol.notServed)
+    #expect(stopped.reasons.count == 1)
+    #expect(stopped.reasons.first?.contains("another D-Bus session") == true)
+    #expect(await run("tokenbroker", ["capability"]).exit == 0)
+    #expect(stopped.reasons.count == 1)
+  }
+}
+
+/// The reasons given to the handler's `stop`, in order.
+final class Stops: Sendable {
+  private let said = Mutex<[String]>([])
+  var reasons: [String] { said.withLock { $0 } }
+  func add(_ why: String) { said.withLock { $0.append(why) } }
 }

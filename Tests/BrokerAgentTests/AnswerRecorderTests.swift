@@ -19,7 +19,7 @@ import Testing
   init() throws {
     h = try ConfigHome(config: fileStoreConfig)
     let environment = h.environment
-    handler = requestHandler(cache: cache, environment: environment, stop: {})
+    handler = requestHandler(cache: cache, environment: environment, stop: { _ in })
   }
 
   /// Puts `token` in the agent's memory for `work` as the config on disk now describes it.

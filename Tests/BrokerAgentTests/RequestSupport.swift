@@ -29,7 +29,7 @@ let fileStoreConfig = TestConfigs.fileStore
 /// A request handler as `tokenbroker agent run` builds it: commands run through the CLI's
 /// `AgentRunCommand.runCommand`, the real program, in-process.
 func requestHandler(
-  cache: TokenCache, environment: [String: String], stop: @escaping @Sendable () -> Void = {}
+  cache: TokenCache, environment: [String: String], stop: @escaping @Sendable (_ why: String) -> Void = { _ in }
 ) -> AgentRequestHandler {
   AgentRequestHandler(
     cache: cache, config: "", environment: environment, programVersion: BrokerCommand.version,

@@ -15,7 +15,7 @@ import Testing
 
   func handler() -> AgentRequestHandler {
     let environment = ["HOME": directory, "XDG_DATA_HOME": directory + "/data", "XDG_RUNTIME_DIR": directory]
-    return requestHandler(cache: TokenCache(time: FakeTime()), environment: environment, stop: {})
+    return requestHandler(cache: TokenCache(time: FakeTime()), environment: environment, stop: { _ in })
   }
 
   func unlock(_ h: AgentRequestHandler, _ passphrase: String, create: Bool) throws -> AgentRequest {

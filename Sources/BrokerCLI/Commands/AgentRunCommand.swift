@@ -57,7 +57,11 @@ enum AgentRunCommand {
     for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }
     let handler = AgentRequestHandler(
       cache: cache, config: config, environment: environment, programVersion: BrokerCommand.version,
-      runCommand: runCommand, stop: { server.stop() }, keys: keys)
+      runCommand: runCommand,
+      stop: { why in
+        if verbose { context.say("agent: stopping: " + why) }
+        server.stop()
+      }, keys: keys)
     runtime.verbose("agent \(getpid()) serving \(endpoint.socketPath)")
     let paths = handler.configPaths
     try await server.run(quick: { handler.quick($0, paths: paths) }, forwarded: { await handler.handleForwarded($0) }) {
