@@ -50,11 +50,17 @@ import Testing
     let use = StoreKeyUseLock(socketPath: socket, patience: 10)
     let holder = StoreKeyHolder(keyUse: use)
     holder.hold(StoreKeyHolderTests.key(), path: "/a", seconds: 0)
+    let entered = Counter()
     async let stored: Bool? = use.whileUsing {
+      entered.add()
       try await Task.sleep(for: .milliseconds(300))
       return holder.key(for: "/a") != nil  // the write still has the key
     }
-    try await Task.sleep(for: .milliseconds(50))
+    var waited = 0
+    while entered.value == 0 && waited < 2000 {
+      try await Task.sleep(for: .milliseconds(10))
+      waited += 1
+    }
     await holder.drop()
     #expect(try await stored == true)
     #expect(!holder.isUnlocked)

@@ -14,6 +14,27 @@ import Testing
     var all: [String] { list.withLock { $0 } }
   }
 
+  /// Whether another open file holds `path`'s flock exclusively (a shared try fails).
+  static func isHeldExclusively(_ path: String) -> Bool {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    return flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK
+  }
+
+  /// Polls `condition` every 10 ms until it holds; a test failure after `seconds`.
+  func waitUntil(seconds: Double = 20, _ condition: () -> Bool) async throws {
+    var waited = 0.0
+    while !condition() {
+      if waited > seconds {
+        Issue.record("the condition did not hold within \(seconds) s")
+        return
+      }
+      try await Task.sleep(for: .milliseconds(10))
+      waited += 0.01
+    }
+  }
+
   @Test func aDropWaitsForARefreshUnderWayAndLaterOnesWaitForTheDrop() async throws {
     let lock = StoreKeyUseLock(socketPath: socket(), patience: 10)
     let events = Events()
@@ -23,12 +44,12 @@ import Testing
       events.add("refresh stored")
       return 1
     }
-    try await Task.sleep(for: .milliseconds(50))
+    try await waitUntil { events.all.contains("refresh started") }
     async let drop = lock.exclusively {
       events.add("dropped")
       try? await Task.sleep(for: .milliseconds(200))
     }
-    try await Task.sleep(for: .milliseconds(100))
+    try await waitUntil { Self.isHeldExclusively(lock.gatePath) }
     async let late: Int? = lock.whileUsing {
       events.add("late refresh")
       return 2
