@@ -75,12 +75,7 @@ enum ExecCommand {
         projectNumber: { await tokens.projectNumber(account: name, lookup: lookup) },
         token: { await tokens.token(account: name, scopes: $0) },
         idToken: { await tokens.idToken(account: name, audience: $0) },
-        email: { await tokens.identity(account: name) }, now: {
-          // Rounded up: expires_in = expiresOn - now never tells more time than is left (X12).
-          var ts = timespec()
-          clock_gettime(CLOCK_REALTIME, &ts)
-          return Int64(ts.tv_sec) + (ts.tv_nsec > 0 ? 1 : 0)
-        })
+        email: { await tokens.identity(account: name) }, now: { SystemTime().nowRoundedUp })
       let server = try EndpointServer(headers: [GoogleMetadataEndpoint.flavor])
       for variable in ["GCE_METADATA_HOST", "GCE_METADATA_IP", "GCE_METADATA_ROOT"] {
         added.append((variable, "127.0.0.1:\(server.port)"))
