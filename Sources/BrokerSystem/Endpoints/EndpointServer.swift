@@ -7,11 +7,12 @@ import Synchronization
 /// Binds 127.0.0.1 on a random port at once; `serve` answers until `stop()`. The server's thread
 /// does every socket call without blocking: it accepts, checks each connection's peer uid
 /// (`TCPPeerOwner`) before reading a byte and closes another user's connection unanswered, reads
-/// the request head (at most 16 KiB, within 10 s; more is 431, slower is closed), and refuses a
-/// malformed request or a foreign `Host` (DNS rebinding) itself. Every other request goes to
-/// `handler` in a task of its own, so a slow token fetch never stalls other connections; its
-/// reply is written within 10 s, and every connection is closed after one reply. It holds
-/// `maxConnections` at once, fewer than the descriptor limit allows (`connectionLimit`).
+/// the request head (at most 16 KiB, within 10 s; more is 431, slower is closed). Each whole head
+/// is parsed in a task of its own, which refuses a malformed request or a foreign `Host` (DNS
+/// rebinding) itself and hands every other request to `handler`, so a slow token fetch never
+/// stalls other connections. A reply is written within 10 s, and every connection is closed
+/// after one reply. It holds `maxConnections` at once, fewer than the descriptor limit allows
+/// (`connectionLimit`).
 public final class EndpointServer: Sendable {
   /// The port `IDENTITY_ENDPOINT` or `GCE_METADATA_HOST` names.
   public let port: Int
@@ -104,16 +105,26 @@ public final class EndpointServer: Sendable {
     defer { closeListening() }
     self.refused.sink.withLock { $0 = refused }
     let (server, headers, hosts) = (self.server, replyHeaders, allowedHosts)
-    try server.start { _, read in Self.refusal(read, headers: headers, hosts: hosts) }
+    // An oversized head is answered on the server's thread; every other head is parsed once, in
+    // the task that answers it.
+    try server.start { _, read in
+      guard case .tooLarge = read else { return nil }
+      return EndpointReply.text(431, "Request Header Fields Too Large\n", headers: headers).wire(includeBody: true)
+    }
     await withTaskCancellationHandler {
       for await (connection, read) in server.connections {
-        guard case .request(let head) = read, let request = LoopbackRequest.parse(head: head) else {
+        guard case .request(let head) = read else {
           server.discard(connection)
           continue
         }
         Task {
-          let reply = await handler(request)
-          await server.reply(connection, reply.wire(includeBody: request.method != "HEAD"))
+          switch Self.admission(head, headers: headers, hosts: hosts) {
+          case .refused(let bytes):
+            await server.reply(connection, bytes)
+          case .request(let request):
+            let reply = await handler(request)
+            await server.reply(connection, reply.wire(includeBody: request.method != "HEAD"))
+          }
         }
       }
     } onCancel: {
@@ -123,21 +134,22 @@ public final class EndpointServer: Sendable {
     await server.ended()
   }
 
-  /// The reply the server gives itself, on its thread: 431 for an oversized head, 400 for a
-  /// malformed one or a foreign `Host`; nil hands the read over.
-  static func refusal(_ read: PollRead, headers: [(name: String, value: String)], hosts: Set<String>) -> [UInt8]? {
-    switch read {
-    case .tooLarge: return EndpointReply.text(431, "Request Header Fields Too Large\n", headers: headers).wire(includeBody: true)
-    case .request(let head):
-      guard let request = LoopbackRequest.parse(head: head) else {
-        return EndpointReply.text(400, "Bad Request\n", headers: headers).wire(includeBody: true)
-      }
-      if let host = request.host, !hosts.contains(host) {
-        return EndpointReply.text(400, "Bad Request: unexpected Host\n", headers: headers).wire(includeBody: true)
-      }
-      return nil
-    default: return nil
+  /// A whole request head as the protocol's handler gets it, or the 400 the server answers
+  /// itself: a malformed head, or a `Host` that no client of `http://127.0.0.1:PORT` sends (DNS
+  /// rebinding; `hosts`).
+  enum Admission {
+    case request(LoopbackRequest)
+    case refused([UInt8])
+  }
+
+  static func admission(_ head: [UInt8], headers: [(name: String, value: String)], hosts: Set<String>) -> Admission {
+    guard let request = LoopbackRequest.parse(head: head) else {
+      return .refused(EndpointReply.text(400, "Bad Request\n", headers: headers).wire(includeBody: true))
     }
+    if let host = request.host, !hosts.contains(host) {
+      return .refused(EndpointReply.text(400, "Bad Request: unexpected Host\n", headers: headers).wire(includeBody: true))
+    }
+    return .request(request)
   }
 
   /// The `Host` values a client of `http://127.0.0.1:PORT` may send.
