@@ -5,7 +5,13 @@ import Glibc
 extension PollServer {
   /// Reads what `fd` has; once its read has ended (`frame`, the size bound, the deadline, an
   /// error), answers it when `quick` can, else hands the connection over.
-  func serviceRead(_ fd: Int32, quick: Quick) {
+  ///
+  /// Only the loop's thread closes a connection being read, so once `connection` is found still
+  /// being read, its descriptor stays its own until this returns; a number alone is never read
+  /// (closed, it may already be another socket of the process's, with another's bytes).
+  func serviceRead(_ connection: PollConnection, quick: Quick) {
+    let fd = connection.fd
+    guard state.withLock({ $0.reads[fd]?.connection.serial == connection.serial }) else { return }
     var ended = false
     var error: Int32?
     var received: [UInt8] = []
@@ -22,7 +28,7 @@ extension PollServer {
       }
     }
     let finished: (PollConnection, PollRead)? = state.withLock { s in
-      guard var pending = s.reads[fd] else { return nil }
+      guard var pending = s.reads[fd], pending.connection.serial == connection.serial else { return nil }
       pending.buffer += received
       var result: PollRead?
       if let error { result = .failed(error) }
@@ -69,9 +75,10 @@ extension PollServer {
     }
   }
 
-  func serviceWrite(_ fd: Int32) {
+  func serviceWrite(_ connection: PollConnection) {
+    let fd = connection.fd
     let finished: CheckedContinuation<Void, Never>?? = state.withLock { s in
-      guard var pending = s.writes[fd] else { return nil }
+      guard var pending = s.writes[fd], pending.connection.serial == connection.serial else { return nil }
       var done = false
       switch PollServer.send(fd, pending.bytes, from: pending.offset) {
       case .done: done = true

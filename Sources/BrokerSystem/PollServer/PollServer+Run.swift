@@ -31,7 +31,7 @@ extension PollServer {
       let now = MonotonicClock.milliseconds
       if state.withLock({ $0.abandon }) { return abandonAll() }
       let (stopping, reads, writes, open, idleSince) = state.withLock { s in
-        (s.stopping, Array(s.reads.keys), Array(s.writes.keys), s.open, s.lastActivity)
+        (s.stopping, s.reads.values.map(\.connection), s.writes.values.map(\.connection), s.open, s.lastActivity)
       }
       let idle = options.idleMilliseconds.map { open == 0 && now - idleSince >= $0 } ?? false
       if accepting && !stopping && idle && options.keepAlive() {
@@ -50,8 +50,8 @@ extension PollServer {
       var fds = [pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
       let polling = accepting && now >= acceptPausedUntil
       if polling { for fd in options.listeners { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) } }
-      for fd in reads { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
-      for fd in writes { fds.append(pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)) }
+      for c in reads { fds.append(pollfd(fd: c.fd, events: Int16(POLLIN), revents: 0)) }
+      for c in writes { fds.append(pollfd(fd: c.fd, events: Int16(POLLOUT), revents: 0)) }
       var timeout = 60_000
       if accepting && open == 0, let idleMilliseconds = options.idleMilliseconds {
         timeout = max(0, idleSince + idleMilliseconds - now)
@@ -69,8 +69,11 @@ extension PollServer {
           }
         }
       }
-      for fd in reads { serviceRead(fd, quick: quick) }
-      for fd in writes { serviceWrite(fd) }
+      // Accepting may have closed some of them (`makeRoom`), and their numbers may belong to
+      // anything else in the process by now: each is served only while it is still the same
+      // connection.
+      for c in reads { serviceRead(c, quick: quick) }
+      for c in writes { serviceWrite(c) }
     }
   }
 
@@ -107,34 +110,50 @@ extension PollServer {
         Glibc.close(fd)
         continue
       }
-      guard makeRoom(short: !reserve.leavesRoom(after: fd)) else {
+      guard makeRoom(short: !reserve.leavesRoom(after: fd), quick: quick) else {
         options.log("refused a connection on \(options.purpose): no room, none being read")
         Glibc.close(fd)
         continue
       }
-      state.withLock { s in
+      let connection = state.withLock { s in
         s.open += 1
         s.serial += 1
         s.lastActivity = MonotonicClock.milliseconds
         let connection = PollConnection(fd: fd, serial: s.serial, listener: listener, peer: peer)
         s.reads[fd] = PendingRead(connection: connection, deadline: s.lastActivity + options.readMilliseconds)
+        return connection
       }
-      serviceRead(fd, quick: quick)  // a client has usually sent its whole request by now
+      serviceRead(connection, quick: quick)  // a client has usually sent its whole request by now
     }
   }
 
   /// True when one more connection fits. At `maxConnections`, or `short` of descriptors (the
   /// new one's number is in the reserve), the reader waiting longest is closed: idle or crawling
-  /// clients never keep a real request out, and the process's open descriptors do not grow.
+  /// clients never keep a real request out, and the process's open descriptors do not grow. That
+  /// reader is read once more first: a request that has come since its last read is served, and
+  /// then the next one waiting longest makes room if it is still needed.
   /// False when none is reading.
-  func makeRoom(short: Bool) -> Bool {
-    state.withLock { s in
-      guard short || s.open >= maxConnections else { return true }
-      // Accepted first, waiting longest: every reader has the same time to send its request.
-      guard let oldest = s.reads.values.min(by: { $0.connection.serial < $1.connection.serial }) else { return false }
-      s.close(oldest.connection.fd)
-      options.log("closed the connection waiting longest on \(options.purpose): \(short ? "descriptors kept in reserve" : "\(maxConnections) open")")
-      return true
+  func makeRoom(short: Bool, quick: Quick) -> Bool {
+    while true {
+      let oldest: PollConnection?? = state.withLock { s in
+        guard short || s.open >= maxConnections else { return .some(nil) }
+        // Accepted first, waiting longest: every reader has the same time to send its request.
+        return s.reads.values.min(by: { $0.connection.serial < $1.connection.serial }).map { .some($0.connection) }
+      }
+      guard let candidate = oldest else { return false }
+      guard let reader = candidate else { return true }
+      serviceRead(reader, quick: quick)
+      let freed = state.withLock { s -> Bool? in
+        if s.reads[reader.fd]?.connection.serial == reader.serial {
+          s.close(reader.fd)
+          options.log("closed the connection waiting longest on \(options.purpose): \(short ? "descriptors kept in reserve" : "\(maxConnections) open")")
+          return true
+        }
+        // Answered and closed: its place is free. Handed over or still being answered: it stays open.
+        let open = s.handed[reader.fd] == reader.serial || s.writes[reader.fd]?.connection.serial == reader.serial
+        return open ? nil : true
+      }
+      if freed != nil { return true }
     }
   }
 }
