@@ -30,6 +30,10 @@ extension PollServer {
     while true {
       let now = MonotonicClock.milliseconds
       if state.withLock({ $0.abandon }) { return abandonAll() }
+      state.withLock { s in
+        guard s.closeUnanswered else { return }
+        for fd in Array(s.reads.keys) + Array(s.handed.keys) { s.close(fd) }
+      }
       let (stopping, reads, writes, open, idleSince) = state.withLock { s in
         (s.stopping, s.reads.values.map(\.connection), s.writes.values.map(\.connection), s.open, s.lastActivity)
       }

@@ -53,7 +53,8 @@ public enum PollFrame: Sendable, Equatable {
 /// descriptor limit needs it (`DescriptorReserve`); a further one closes the reader waiting longest.
 /// The loop stops accepting on `stop()` or after `idleMilliseconds` with no connection open
 /// (unless `keepAlive` says otherwise), hands over the requests still being read, and ends once
-/// every open connection is closed; `stop(drain: false)` closes them all at once.
+/// every open connection is closed; `stop(drain: false)` closes them all at once, `stopReading()`
+/// those not yet answered (the replies given still go out).
 public final class PollServer: Sendable {
   public struct Options: Sendable {
     /// The listening sockets (non-blocking; their owner closes them after the server ends).
@@ -117,6 +118,8 @@ public final class PollServer: Sendable {
     var stopping = false
     /// `stop(drain: false)`: close every connection at once.
     var abandon = false
+    /// `stopReading()`: close every connection not yet answered; replies being sent go out.
+    var closeUnanswered = false
     /// The loop's thread has returned (it touches no listening socket any more).
     var ended = false
     var endWaiters: [CheckedContinuation<Void, Never>] = []
@@ -189,6 +192,16 @@ public final class PollServer: Sendable {
     state.withLock { s in
       s.stopping = true
       if !drain { s.abandon = true }
+    }
+    wake.signal()
+  }
+
+  /// Stops accepting and closes every connection not yet answered (being read, or handed over);
+  /// the replies being sent still go out, within `writeMilliseconds`.
+  func stopReading() {
+    state.withLock { s in
+      s.stopping = true
+      s.closeUnanswered = true
     }
     wake.signal()
   }

@@ -78,6 +78,33 @@ import Testing
     #expect(recv(idle, &byte, 1, 0) == 0)
   }
 
+  /// `stopReading()` from `quick` (the redirect listener's result): the reply given goes out,
+  /// a connection still being read is closed, and the loop ends.
+  @Test func stopReadingSendsTheRepliesGivenAndClosesTheRest() async throws {
+    let listener = try UnixListener()
+    defer { listener.close() }
+    var options = PollServer.Options(listeners: [listener.fd], purpose: "a test", maxRequestBytes: 1024) { bytes, ended in
+      ended ? .complete(bytes) : .more
+    }
+    options.readMilliseconds = 60_000
+    let server = try PollServer(options)
+    try server.start { _, _ in
+      server.stopReading()
+      return Array("last".utf8)
+    }
+    let idle = listener.connect()
+    defer { close(idle) }
+    let reply = await Task.detached { () -> [UInt8] in
+      let fd = listener.connect()
+      defer { close(fd) }
+      return UnixListener.exchange(fd, Array("x".utf8))
+    }.value
+    #expect(reply == Array("last".utf8))
+    await server.ended()
+    var byte: UInt8 = 0
+    #expect(recv(idle, &byte, 1, 0) == 0)
+  }
+
   @Test func theReserveIsAQuarterOfTheLimitAtLeast64AtMostHalf() {
     #expect(DescriptorReserve.kept(limit: 64) == 32)
     #expect(DescriptorReserve.kept(limit: 128) == 64)
