@@ -1,7 +1,4 @@
 import BrokerCore
-import BrokerWire
-import CBrokerShims  // MSG_NOSIGNAL: sys/socket.h may be owned by this module, not Glibc
-import Glibc
 
 /// One request the loopback listener received: the request line and the `Host` header, nothing
 /// else (RFC 9112 §3). The target may hold an authorization code: never log it.
@@ -123,57 +120,6 @@ enum LoopbackWire {
       headers: [
         ("Referrer-Policy", "no-referrer"), ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"),
       ], body: Array(page.utf8), includeBody: includeBody)
-  }
-
-  /// What one read of a connection's request head found.
-  enum HeadRead: Equatable {
-    /// Incomplete, or nothing to read yet.
-    case waiting
-    /// The peer closed, or the read failed: close the connection.
-    case closed
-    /// The whole head, up to and with its blank line.
-    case head([UInt8])
-    /// More than `maxHead` bytes without the blank line: answer 431 and close.
-    case tooLarge
-  }
-
-  /// Reads what the non-blocking socket `fd` has (at most 4 KiB) into `buffer`, the bytes of its
-  /// head so far, and says whether the head is complete.
-  static func readHead(_ fd: Int32, into buffer: inout [UInt8]) -> HeadRead {
-    var chunk = [UInt8](repeating: 0, count: 4096)
-    let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-    if n < 0 { return errno == EAGAIN || errno == EINTR ? .waiting : .closed }
-    if n == 0 { return .closed }
-    buffer += chunk[0..<n]
-    if let end = headEnd(buffer), end <= maxHead { return .head(Array(buffer[0..<end])) }
-    return buffer.count > maxHead ? .tooLarge : .waiting
-  }
-
-  /// Which connection a full listener closes to take a new one: of `reading` (key, head
-  /// deadline), the one waiting longest, so idle or crawling clients holding every slot never
-  /// keep a real request out; nil when none is reading (then the new one is closed).
-  static func longestWaiting<Key>(_ reading: some Sequence<(key: Key, deadline: Double)>) -> Key? {
-    reading.min { $0.deadline < $1.deadline }?.key
-  }
-
-  /// Writes `bytes` to the non-blocking socket `fd`, waiting for room at most `seconds` in all;
-  /// gives up silently (the browser went away).
-  static func send(_ bytes: [UInt8], to fd: Int32, seconds: Double = 2) {
-    let end = MonotonicClock.seconds + seconds
-    var offset = 0
-    while offset < bytes.count {
-      let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-      if n > 0 {
-        offset += n
-        continue
-      }
-      if n < 0 && errno == EINTR { continue }
-      guard n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) else { return }
-      let left = end - MonotonicClock.seconds
-      guard left > 0 else { return }
-      var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-      _ = poll(&p, 1, Int32(left * 1000) + 1)
-    }
   }
 
   /// Cuts a request head out of the bytes a `PollServer` read so far: complete up to and with

@@ -1,6 +1,4 @@
 import BrokerCore
-import BrokerWire
-import CBrokerShims
 import Glibc
 import Synchronization
 
@@ -12,24 +10,28 @@ public enum LoopbackOutcome<Result: Sendable>: Sendable {
   case timedOut
 }
 
-/// A one-shot HTTP listener for the OAuth loopback redirect (RFC 8252 §7.3).
+/// A one-shot HTTP listener for the OAuth loopback redirect (RFC 8252 §7.3), on `PollServer`.
 ///
 /// Binds 127.0.0.1 (and ::1 on the same port when asked, unless the system has no IPv6 loopback)
-/// at once, so the redirect URI
-/// can name the port; `serve` then answers requests until one reply carries a result, the deadline
-/// passes, or the task is cancelled, and closes every socket. Requests are read concurrently (a
-/// browser's idle preconnection never delays the real redirect), each bounded to 16 KiB and 10 s.
-/// All blocking calls run on a dedicated thread.
+/// at once, so the redirect URI can name the port; `serve` then answers requests until one reply
+/// carries a result, the deadline passes, or the task is cancelled, and closes every socket.
+/// Requests are read concurrently (a browser's idle preconnection never delays the real
+/// redirect), each head bounded to 16 KiB (more is 431) and 10 s (slower is closed); at most
+/// `maxConnections` are read at once, a further one closes the one waiting longest. A malformed
+/// request or a foreign `Host` (DNS rebinding) is answered 400 without the handler.
 public final class LoopbackListener: Sendable {
   /// The port the redirect URI must name.
   public let port: Int
   /// True when ::1 is served too (same port).
   public let servesIPv6: Bool
   private let sockets: [Int32]
-  private let wake: WakePipe
+  private let server: PollServer
   private let closed = Mutex(false)
-  /// Seconds one connection may take to send its request head.
-  static let connectionTimeout = 10.0
+  /// Set by `stop()`: a `serve` that ends without a result throws `CancellationError`.
+  private let stopped = Mutex(false)
+  /// Milliseconds one connection may take to send its request head, and to take its page.
+  static let readMilliseconds = 10_000
+  static let writeMilliseconds = 2_000
   /// Connections read at the same time; a further one closes the one waiting longest.
   static let maxConnections = 32
 
@@ -40,8 +42,14 @@ public final class LoopbackListener: Sendable {
   ///   with `ipv6`), `.listener` (no loopback, no random port free on both), `.call` (no pipe).
   public init(port: Int?, ipv6: Bool) throws(SystemError) {
     let opened = try LoopbackSockets.open(port: port, ipv6: ipv6)
+    var options = PollServer.Options(
+      listeners: opened.fds, purpose: "the sign-in redirect listener", maxRequestBytes: LoopbackWire.maxHead,
+      frame: { LoopbackWire.frameHead($0, ended: $1) })
+    options.readMilliseconds = Self.readMilliseconds
+    options.writeMilliseconds = Self.writeMilliseconds
+    options.maxConnections = Self.maxConnections
     do {
-      wake = try WakePipe()
+      server = try PollServer(options)
     } catch {
       for fd in opened.fds { Glibc.close(fd) }
       throw error
@@ -53,100 +61,75 @@ public final class LoopbackListener: Sendable {
 
   deinit { closeSockets() }
 
-  /// Ends a running `serve` (it throws `CancellationError`); also closes an unused listener.
+  /// Ends a running `serve` (it throws `CancellationError`, unless a result came first); a
+  /// listener stopped before `serve` serves nothing.
   public func stop() {
-    wake.signal()
+    stopped.withLock { $0 = true }
+    server.stop(drain: false)
   }
 
   /// Answers requests with `handler` (called on the listener's thread, one request at a time)
-  /// until a reply carries a result or `timeout` seconds pass; then closes every socket.
-  /// - Throws: `CancellationError` when stopped or the task is cancelled; `SystemError.listener`
-  ///   when `poll` fails.
+  /// until a reply carries a result or `timeout` seconds pass; then closes every socket. Once
+  /// `serve` has returned, the listener serves nothing more.
+  /// - Throws: `CancellationError` when stopped or the task is cancelled; `SystemError.call` when
+  ///   the listener's thread cannot start.
   public func serve<Result: Sendable>(
     timeout: Double, handler: @escaping @Sendable (LoopbackRequest) -> LoopbackReply<Result>
   ) async throws -> LoopbackOutcome<Result> {
-    try await withTaskCancellationHandler {
-      try await DedicatedThread.run { [self] in
-        defer { closeSockets() }
-        return try loop(until: MonotonicClock.seconds + timeout, handler: handler)
+    defer { closeSockets() }
+    let found = Found<Result>()
+    let (server, hosts) = (self.server, allowedHosts)
+    try server.start { _, read in
+      Self.answer(read, hosts: hosts, handler: handler, found: found, server: server)
+    }
+    await withTaskCancellationHandler {
+      await withTaskGroup(of: Void.self) { group in
+        group.addTask {
+          try? await Task.sleep(for: .milliseconds(Int(max(0, timeout) * 1000)))
+          guard !Task.isCancelled else { return }
+          found.timedOut.withLock { $0 = true }
+          server.stop(drain: false)
+        }
+        group.addTask { await server.ended() }
+        await group.next()
+        group.cancelAll()
       }
     } onCancel: {
       stop()
     }
+    if let result = found.value.withLock({ $0 }) { return .finished(result) }
+    if found.timedOut.withLock({ $0 }) && !stopped.withLock({ $0 }) { return .timedOut }
+    throw CancellationError()
   }
 
-  private func closeSockets() {
-    closed.withLock { done in
-      guard !done else { return }
-      done = true
-      for fd in sockets { Glibc.close(fd) }
-    }
+  /// How one `serve` ended: the first result a reply carried, or the deadline.
+  private final class Found<Result: Sendable>: Sendable {
+    let value = Mutex<Result?>(nil)
+    let timedOut = Mutex(false)
   }
 
-  private struct Connection {
-    let fd: Int32
-    let deadline: Double
-    var buffer: [UInt8] = []
-  }
-
-  private func loop<Result: Sendable>(
-    until end: Double, handler: (LoopbackRequest) -> LoopbackReply<Result>
-  ) throws -> LoopbackOutcome<Result> {
-    var connections: [Connection] = []
-    defer { for c in connections { Glibc.close(c.fd) } }
-    while true {
-      let now = MonotonicClock.seconds
-      if now >= end { return .timedOut }
-      let nextDeadline = connections.map(\.deadline).min() ?? end
-      let wait = Int32(max(1, min(min(end, nextDeadline) - now, 3600) * 1000))
-      var fds = [pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
-      fds += sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-      fds += connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-      let ready = poll(&fds, nfds_t(fds.count), wait)
-      if ready < 0 {
-        if errno == EINTR { continue }
-        throw SystemError.listener(
-          what: "the sign-in redirect listener failed (\(String(cString: strerror(errno))))", remedy: "try again")
+  /// The reply to one read, on the listener's thread: 431 for an oversized head, 400 for a
+  /// malformed one or a foreign `Host` (DNS rebinding: a page that resolved its own name to
+  /// 127.0.0.1 still sends its own `Host`), else the handler's page; nothing (the connection is
+  /// closed) for a read that ended without a request, or once a result was found.
+  private static func answer<Result: Sendable>(
+    _ read: PollRead, hosts: Set<String>, handler: (LoopbackRequest) -> LoopbackReply<Result>, found: Found<Result>,
+    server: PollServer
+  ) -> [UInt8] {
+    guard found.value.withLock({ $0 == nil }) else { return [] }
+    switch read {
+    case .tooLarge: return LoopbackWire.response(status: 431, page: LoopbackPage.notFound)
+    case .request(let head):
+      guard let request = LoopbackRequest.parse(head: head), request.host.map(hosts.contains) ?? true else {
+        return LoopbackWire.response(status: 400, page: LoopbackPage.notFound)
       }
-      if fds[0].revents != 0 { throw CancellationError() }
-      let base = 1 + sockets.count
-      var done: [Int32] = []
-      for i in 0..<(fds.count - base) where fds[base + i].revents != 0 {
-        var c = connections[i]
-        switch LoopbackWire.readHead(c.fd, into: &c.buffer) {
-        case .waiting: connections[i] = c
-        case .closed: done.append(c.fd)
-        case .tooLarge:
-          LoopbackWire.send(LoopbackWire.response(status: 431, page: LoopbackPage.notFound), to: c.fd)
-          done.append(c.fd)
-        case .head(let head):
-          done.append(c.fd)
-          if let result = answer(head, on: c.fd, handler: handler) { return .finished(result) }
-        }
+      let reply = handler(request)
+      if let result = reply.result {
+        found.value.withLock { $0 = result }
+        server.stopReading()
       }
-      let late = MonotonicClock.seconds
-      done += connections.filter { $0.deadline <= late }.map(\.fd)
-      for fd in Set(done) { Glibc.close(fd) }
-      connections.removeAll { done.contains($0.fd) || $0.deadline <= late }
-      // After the reads: `fds` and `connections` matched index for index until here.
-      for (i, fd) in sockets.enumerated() where fds[1 + i].revents != 0 {
-        acceptAll(fd, into: &connections)
-      }
-    }
-  }
-
-  private func acceptAll(_ listening: Int32, into connections: inout [Connection]) {
-    while true {
-      let fd = cbroker_accept_cloexec_nonblock(listening)
-      if fd < 0 { return }  // EAGAIN: none left (or the peer gave up)
-      // Full: the connection waiting longest makes room (a browser sends its redirect at once).
-      if connections.count >= Self.maxConnections,
-        let oldest = LoopbackWire.longestWaiting(connections.indices.map { (key: $0, deadline: connections[$0].deadline) })
-      {
-        Glibc.close(connections[oldest].fd)
-        connections.remove(at: oldest)
-      }
-      connections.append(Connection(fd: fd, deadline: MonotonicClock.seconds + Self.connectionTimeout))
+      return LoopbackWire.response(status: reply.status, page: reply.page, includeBody: request.method != "HEAD")
+    case .timedOut, .closed, .failed: return []
     }
   }
 
@@ -156,23 +139,12 @@ public final class LoopbackListener: Sendable {
     return Set(names.map { "\($0):\(port)" } + (port == 80 ? names : []))
   }
 
-
-  /// Answers one request head; returns the handler's result when it ends the wait.
-  private func answer<Result: Sendable>(
-    _ head: [UInt8], on fd: Int32, handler: (LoopbackRequest) -> LoopbackReply<Result>
-  ) -> Result? {
-    guard let request = LoopbackRequest.parse(head: head) else {
-      LoopbackWire.send(LoopbackWire.response(status: 400, page: LoopbackPage.notFound), to: fd)
-      return nil
+  /// Closes the listening sockets once the server's thread is done with them (or never ran).
+  private func closeSockets() {
+    closed.withLock { done in
+      guard !done else { return }
+      done = true
+      for fd in sockets { Glibc.close(fd) }
     }
-    // DNS rebinding: a page that resolved its own name to 127.0.0.1 still sends its own Host.
-    if let host = request.host, !allowedHosts.contains(host) {
-      LoopbackWire.send(LoopbackWire.response(status: 400, page: LoopbackPage.notFound), to: fd)
-      return nil
-    }
-    let reply = handler(request)
-    LoopbackWire.send(
-      LoopbackWire.response(status: reply.status, page: reply.page, includeBody: request.method != "HEAD"), to: fd)
-    return reply.result
   }
 }
