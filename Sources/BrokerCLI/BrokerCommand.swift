@@ -1,10 +1,21 @@
 import BrokerCore
+import BrokerStore
 import BrokerWire
 
 /// The full program's entry point: dispatches on the name it was started under and the command
 /// word, runs one command, and maps any error to one stderr line and an exit code.
 public enum BrokerCommand {
   public static let version = "0.1.0"
+
+  /// Sets up the process for the command in `arguments` (the whole argv) while its main thread is
+  /// its only thread: `unlock`, which derives a store's key under the memory limits it may find,
+  /// gets one malloc arena (`KeyDerivation.prepareProcess`), as every thread it starts later must
+  /// share it. Called later, a thread that allocated first would already hold an arena of its
+  /// own, 64 MiB of address space that only some runs map, so a store created in an `ulimit -v`
+  /// might not open again in it (bug-cases-3.md X15).
+  public static func prepareProcess(arguments: [String]) {
+    if GlobalOptionScan(Array(arguments.dropFirst())).words.first == "unlock" { KeyDerivation.prepareProcess() }
+  }
 
   /// Runs the program. `arguments` is the whole argv, argv[0] included.
   /// - Returns: the exit status (interface.md §6); never calls `exit`.

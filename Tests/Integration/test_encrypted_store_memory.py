@@ -215,6 +215,15 @@ class X15CreateUnderLimitsTest(MemoryCase):
         self.assertIn(b"not signed in", accounts.stdout)
         return r, (kdf, ops, mem)
 
+    def test_X15_every_unlock_maps_the_same_address_space(self):
+        """What fits under `ulimit -v` is measured in one run and relied on in the next, so an
+        unlock waiting for its passphrase maps the same every time: no thread of it gets a malloc
+        arena of its own (64 MiB of address space that only some runs would map)."""
+        self.seal_store(2, 64 * MIB)
+        sizes = [self.baseline_kib()[0] for _ in range(20)]
+        self.assertLess(max(sizes) - min(sizes), 32 * 1024, "VmSize of 20 runs, KiB: %s" % sizes)
+        os.unlink(self.store_path)
+
     def test_X15_a_new_store_under_a_data_limit_records_parameters_that_fit(self):
         # 56 MiB above what a waiting unlock maps: the usual 64 MiB do not fit, 32 MiB do.
         r, header = self.create_and_reopen_within("--data", self.vm_data, 56)

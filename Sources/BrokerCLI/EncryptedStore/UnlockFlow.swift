@@ -35,7 +35,6 @@ enum UnlockFlow {
     } else if !runtime.context.isInteractive {
       throw UsageError("no terminal; use --passphrase-fd N to pass the passphrase on a file descriptor", usage: usage)
     }
-    KeyDerivation.prepareProcess()
     let endpoint = AgentCommand.endpoint(runtime)
     _ = try await AgentCommand.ensureRunning(runtime: runtime, endpoint: endpoint)
     let path = runtime.paths.encryptedTokenFile

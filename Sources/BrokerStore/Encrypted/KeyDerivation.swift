@@ -27,11 +27,12 @@ public enum KeyDerivation {
   /// Bytes a new store leaves free beside Argon2id's work area (thread stacks, buffers).
   static let headroom: UInt64 = 16 << 20
 
-  /// Makes this process's room predictable, before it starts the threads that read the
-  /// passphrase and run Argon2id: they get no malloc arenas of their own (glibc reserves 64 MiB
-  /// of address space for each, which `RLIMIT_AS` counts, so two runs of one command could
-  /// differ by that much and a store created in a limit might not open again in it). For a
-  /// process that derives a key and exits (`unlock`), not for the agent.
+  /// Makes this process's room predictable: threads get no malloc arenas of their own (glibc
+  /// reserves 64 MiB of address space for each, which `RLIMIT_AS` counts, so two runs of one
+  /// command could differ by that much and a store created in a limit might not open again in
+  /// it). Effective only while no other thread has allocated yet, so it is called at the top of
+  /// `main`, before any `await` (`BrokerCommand.prepareProcess`). For a process that derives a
+  /// key and exits (`unlock`), not for the agent.
   public static func prepareProcess() { _ = cbroker_single_malloc_arena() }
 
   /// `MemoryRoom.current()`, read off the cooperative pool.
