@@ -85,7 +85,7 @@ let package = Package(
     .testTarget(
       name: "BrokerProvidersTests", dependencies: ["BrokerProviders", "BrokerCore", "BrokerTestSupport"],
       swiftSettings: strict),
-    .testTarget(name: "BrokerSystemTests", dependencies: ["BrokerSystem"], swiftSettings: strict),
+    .testTarget(name: "BrokerSystemTests", dependencies: ["BrokerSystem", "BrokerCore"], swiftSettings: strict),
     .testTarget(
       name: "BrokerAgentTests",
       // BrokerCLI: the request handler's tests run real commands through the CLI's one seam.
