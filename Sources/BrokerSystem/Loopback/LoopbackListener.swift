@@ -25,7 +25,7 @@ public final class LoopbackListener: Sendable {
   /// True when ::1 is served too (same port).
   public let servesIPv6: Bool
   private let sockets: [Int32]
-  private let server: PollServer
+  let server: PollServer
   private let closed = Mutex(false)
   /// Set by `stop()`: a `serve` that ends without a result throws `CancellationError`.
   private let stopped = Mutex(false)

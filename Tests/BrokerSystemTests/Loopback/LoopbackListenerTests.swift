@@ -1,4 +1,4 @@
-import BrokerSystem
+@testable import BrokerSystem
 import Foundation
 import Glibc
 import Testing
@@ -78,10 +78,12 @@ import Testing
   @Test func idleConnectionsInEverySlotDoNotKeepTheRealRequestOut() async throws {
     let listener = try LoopbackListener(port: nil, ipv6: false)
     let serving = Task { try await listener.serve(timeout: 20, handler: Self.handler) }
-    var idle: [Int32] = []
-    for _ in 0..<48 { if let fd = LoopbackTestClient.connect(port: listener.port) { idle.append(fd) } }
+    let port = listener.port
+    let idle = await LoopbackTestClient.off { (0..<48).compactMap { _ in LoopbackTestClient.connect(port: port) } }
     defer { for fd in idle { close(fd) } }
-    try await Task.sleep(for: .milliseconds(200))
+    // Every place is taken by an idle connection before the real one comes.
+    let full = min(idle.count, LoopbackListener.maxConnections)
+    #expect(await Self.waitFor { listener.server.state.withLock { $0.open } == full })
     #expect(await LoopbackTestClient.asyncGet(port: listener.port, "/done?through")?.status == 200)
     guard case .finished("through") = try await serving.value else { Issue.record("not finished"); return }
   }
@@ -109,7 +111,7 @@ import Testing
   @Test func cancellationEndsTheWaitAtOnce() async throws {
     let listener = try LoopbackListener(port: nil, ipv6: false)
     let serving = Task { try await listener.serve(timeout: 60, handler: Self.handler) }
-    try await Task.sleep(for: .milliseconds(100))
+    #expect(await LoopbackTestClient.asyncGet(port: listener.port, "/favicon.ico")?.status == 404)  // waiting
     serving.cancel()
     await #expect(throws: CancellationError.self) { try await serving.value }
   }
@@ -141,6 +143,15 @@ import Testing
       try #require(listener.servesIPv6, "::1 exists but the listener did not bind it")
       #expect(listener.port > 0)
     }
+  }
+
+  /// Whether `condition` holds within 10 s (a "does not hang" bound), looked at every 10 ms.
+  static func waitFor(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<1000 {
+      if condition() { return true }
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
   }
 
   /// A listening socket on [::1] (kernel-chosen port), or nil without IPv6 loopback.
