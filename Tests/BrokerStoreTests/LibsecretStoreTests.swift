@@ -1,5 +1,6 @@
 import BrokerCore
 import Foundation
+import Synchronization
 import Testing
 
 @testable import BrokerStore
@@ -17,6 +18,32 @@ struct LibsecretStoreTests {
     try await store.delete(key)
     try await store.unlock(timeout: 5)  // already unlocked: returns at once, no prompt
     try await store.preflightWrite()  // default collection present and unlocked: no prompt, no item
+  }
+
+  /// A connection made ahead (the agent's, at its start) serves the operations queued after it,
+  /// `forgetConnection` included while it is new (each agent request that builds a store calls
+  /// it); once it is older, forgetting it makes the next operation connect anew.
+  @Test func aConnectionMadeAheadServesTheNextOperationsWhileItIsNew() async throws {
+    let madeAhead = Mutex<String?>(nil)
+    LibsecretStore.connectAhead(timeout: 5, keptFor: 60_000) { path in madeAhead.withLock { $0 = path } }
+    LibsecretStore.forgetConnection()
+    let used = try await store.sessionPath()
+    #expect(used != nil)
+    #expect(used == madeAhead.withLock { $0 })
+    let key = ItemKey.refreshToken(uniqueAccount("ahead"))
+    #expect(try await store.load(key) == nil)
+    try await store.save(key, label: key.label(provider: "azure"), secret: Secret("ahead"))
+    #expect(try await store.load(key) == Secret("ahead"))
+    try await store.delete(key)
+
+    let old = Mutex<String?>(nil)
+    LibsecretStore.connectAhead(timeout: 5, keptFor: 1) { path in old.withLock { $0 = path } }
+    #expect(try await store.sessionPath() == old.withLock { $0 })
+    try await Task.sleep(for: .milliseconds(20))
+    LibsecretStore.forgetConnection()
+    let fresh = try await store.sessionPath()
+    #expect(fresh != nil)
+    #expect(fresh != old.withLock { $0 })
   }
 
   /// B06: duplicates left by a crash or another program.

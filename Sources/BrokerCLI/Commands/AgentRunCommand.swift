@@ -1,5 +1,6 @@
 import BrokerAgent
 import BrokerCore
+import BrokerStore
 import BrokerSystem
 import BrokerWire
 import Glibc
@@ -10,7 +11,8 @@ import Synchronization
 /// `AgentRequestHandler.handleForwarded`).
 ///
 /// Order: no core dumps and no ptrace (`PR_SET_DUMPABLE=0`) first; the config is read (for
-/// `agent-idle-timeout`; every request re-reads it); the socket is taken (`AgentListener`: 0700
+/// `agent-idle-timeout`; every request re-reads it); with the Secret Service store, the keyring
+/// connection is started (`LibsecretStore.connectAhead`); the socket is taken (`AgentListener`: 0700
 /// directory, one agent per socket by `flock`, or systemd's); then it serves until `stop` or
 /// `agent-idle-timeout` seconds without a connection on either socket (not while it holds the encrypted store's
 /// key, `StoreKeyHolder`, which it drops before it exits). Another agent already serving the socket is
@@ -19,6 +21,10 @@ enum AgentRunCommand {
   static func run(runtime: Runtime, endpoint: AgentEndpoint) async throws -> ExitStatus {
     ProcessHardening.apply()
     let settings = try runtime.config().settings
+    // The first request of a session reads the keyring: its connection is made meanwhile. Its few
+    // descriptors come before any connection is accepted, and the server's reserve keeps room for
+    // GLib's later ones.
+    if settings.store == .secretService { LibsecretStore.connectAhead() }
     let context = runtime.context
     let config = AgentCommand.explicitConfig(runtime)
     let listener: AgentListener

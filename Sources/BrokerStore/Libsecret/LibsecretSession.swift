@@ -25,6 +25,10 @@ final class LibsecretSession {
 
   private var servicePointer: UnsafeMutablePointer<SecretService> { service.pointer(SecretService.self) }
 
+  /// The D-Bus path of the session the service has open, e.g. `/org/freedesktop/secrets/session/s3`:
+  /// which connection an operation used (a new one opens a new session).
+  var sessionPath: String? { secret_service_get_session_dbus_path(servicePointer).map { String(cString: $0) } }
+
   private func check(_ error: UnsafeMutablePointer<GError>?) throws(StoreError) {
     if let error { throw consume(error, deadline: deadline) }
   }

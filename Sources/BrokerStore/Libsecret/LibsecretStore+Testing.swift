@@ -15,6 +15,12 @@ extension LibsecretStore {
     }
   }
 
+  /// The D-Bus path of the session an operation started now uses: another path, another
+  /// connection.
+  func sessionPath() async throws -> String? {
+    try await perform { session throws(StoreError) in session.sessionPath }
+  }
+
   /// Adds an item without replacing an existing one, making a duplicate (B06: a crash or a
   /// concurrent writer of another program).
   func insertDuplicate(_ key: ItemKey, label: String, secret: Secret) async throws {

@@ -29,7 +29,8 @@ internal import Dispatch
 public final class LibsecretStore: SecretStore {
   private let timeoutMilliseconds: Int
   private let writeLock: String?
-  private static let queue = DispatchQueue(label: "tokenbroker.store.libsecret")
+  /// The serial queue every libsecret call of the process runs on (`perform`, `connectAhead`).
+  static let queue = DispatchQueue(label: "tokenbroker.store.libsecret")
 
   /// - Parameters:
   ///   - timeout: seconds one operation may take (fractions allowed for tests); the
