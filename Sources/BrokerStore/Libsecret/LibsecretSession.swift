@@ -25,6 +25,31 @@ final class LibsecretSession {
 
   private var servicePointer: UnsafeMutablePointer<SecretService> { service.pointer(SecretService.self) }
 
+  /// Whether the Secret Service object libsecret keeps calls the daemon that owns the service's
+  /// name now (`GetNameOwner`, asked of the bus): one made before a daemon replaced the last
+  /// (`gnome-keyring-daemon --replace`) calls a unique name that is gone. False too when no daemon
+  /// owns the name or the bus does not answer.
+  static func keptServiceIsCurrent(deadline: Deadline) -> Bool {
+    var error: UnsafeMutablePointer<GError>?
+    let kept = secret_service_get_sync(SECRET_SERVICE_NONE, deadline.cancellable, &error)
+    if let error { g_error_free(error) }
+    guard let kept else { return false }
+    defer { g_object_unref(kept) }
+    let proxy = UnsafeMutableRawPointer(kept).assumingMemoryBound(to: GDBusProxy.self)
+    guard let owner = g_dbus_proxy_get_name_owner(proxy) else { return false }
+    defer { g_free(owner) }
+    var name = g_variant_new_string(g_dbus_proxy_get_name(proxy))
+    let reply = g_dbus_connection_call_sync(
+      g_dbus_proxy_get_connection(proxy), "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+      "GetNameOwner", g_variant_new_tuple(&name, 1), nil, G_DBUS_CALL_FLAGS_NONE, -1, deadline.cancellable, &error)
+    if let error { g_error_free(error) }
+    guard let reply else { return false }
+    defer { g_variant_unref(reply) }
+    let current = g_variant_get_child_value(reply, 0)
+    defer { g_variant_unref(current) }
+    return strcmp(g_variant_get_string(current, nil), owner) == 0
+  }
+
   /// The D-Bus path of the session the service has open, e.g. `/org/freedesktop/secrets/session/s3`:
   /// which connection an operation used (a new one opens a new session).
   var sessionPath: String? { secret_service_get_session_dbus_path(servicePointer).map { String(cString: $0) } }

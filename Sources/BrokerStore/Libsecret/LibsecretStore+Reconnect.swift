@@ -5,8 +5,9 @@ internal import Synchronization
 extension LibsecretStore {
   /// Forgets libsecret's process-wide Secret Service object (`secret_service_disconnect`), so the
   /// next operation connects and opens a session afresh; except while a connection made ahead
-  /// (`connectAhead`) is being made or is younger than `aheadMilliseconds`: the next operations
-  /// use that one, as new as the one they would make.
+  /// (`connectAhead`) is being made or is younger than `aheadMilliseconds`: the next operation
+  /// keeps that one, as new as the one it would make, once the bus says the daemon it calls still
+  /// owns the service's name (`keepOnlyCurrentConnection`).
   ///
   /// For a long-running process (the agent): it runs no GLib main loop, so the cached proxy never
   /// hears that the keyring daemon was replaced (its calls then go to a unique bus name that is
@@ -14,16 +15,29 @@ extension LibsecretStore {
   /// from any thread: operations under way keep their own reference.
   public static func forgetConnection() {
     let keep = ahead.withLock { state in
-      switch state {
+      switch state.phase {
       case .none: return false
-      case .pending: return true
+      case .pending: break
       case .made(let at, let keptFor):
-        if MonotonicClock.milliseconds - at < keptFor { return true }
-        state = .none
-        return false
+        guard MonotonicClock.milliseconds - at < keptFor else {
+          state.phase = .none
+          return false
+        }
       }
+      state.check = true
+      return true
     }
     if !keep { secret_service_disconnect() }
+  }
+
+  /// On the libsecret queue, before an operation connects: a connection made ahead that
+  /// `forgetConnection` kept is forgotten after all when its daemon no longer owns the service's
+  /// name (replaced, or gone).
+  static func keepOnlyCurrentConnection(deadline: Deadline) {
+    guard ahead.withLock({ state in defer { state.check = false }; return state.check }) else { return }
+    if LibsecretSession.keptServiceIsCurrent(deadline: deadline) { return }
+    ahead.withLock { $0.phase = .none }
+    secret_service_disconnect()
   }
 
   /// Connects to the Secret Service and opens its session (`secret_service_get_sync` with
@@ -41,14 +55,14 @@ extension LibsecretStore {
   /// `connectAhead(timeout:)`, the connection counting as new for `keptFor` ms; `made` is given
   /// the session's D-Bus path on the libsecret queue, or nil when no connection was made (tests).
   static func connectAhead(timeout: Double, keptFor: Int, made: @escaping @Sendable (String?) -> Void) {
-    ahead.withLock { $0 = .pending }
+    ahead.withLock { $0 = Ahead(phase: .pending) }
     let deadline = Deadline(milliseconds: max(1, Int(timeout * 1000)))
     queue.async {
       defer { deadline.finish() }
       let session = try? LibsecretSession(deadline: deadline)
       ahead.withLock { state in
-        guard case .pending = state else { return }
-        state = session == nil ? .none : .made(at: MonotonicClock.milliseconds, keptFor: keptFor)
+        guard case .pending = state.phase else { return }
+        state.phase = session == nil ? .none : .made(at: MonotonicClock.milliseconds, keptFor: keptFor)
       }
       made(session?.sessionPath)
     }
@@ -58,13 +72,18 @@ extension LibsecretStore {
   /// agent's first requests come within milliseconds of its start.
   static let aheadMilliseconds = 2000
 
-  enum Ahead {
-    case none
-    /// `connectAhead` is queued or under way.
-    case pending
-    /// Made at this `MonotonicClock.milliseconds`, new for `keptFor` ms.
-    case made(at: Int, keptFor: Int)
+  struct Ahead {
+    enum Phase {
+      case none
+      /// `connectAhead` is queued or under way.
+      case pending
+      /// Made at this `MonotonicClock.milliseconds`, new for `keptFor` ms.
+      case made(at: Int, keptFor: Int)
+    }
+    var phase: Phase = .none
+    /// `forgetConnection` kept it: the next operation asks whether its daemon is current.
+    var check = false
   }
 
-  static let ahead = Mutex<Ahead>(.none)
+  static let ahead = Mutex<Ahead>(Ahead())
 }

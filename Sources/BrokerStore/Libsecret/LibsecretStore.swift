@@ -184,6 +184,7 @@ public final class LibsecretStore: SecretStore {
       on: Self.queue, timeout: hardBound, timeoutError: StoreError.timedOut(seconds: deadline.seconds)
     ) {
       defer { deadline.finish() }
+      Self.keepOnlyCurrentConnection(deadline: deadline)
       return try body(try LibsecretSession(deadline: deadline))
     }
   }
