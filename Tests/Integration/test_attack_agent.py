@@ -181,8 +181,10 @@ class FdExhaustionTest(AgentTestCase):
 
     def test_a_first_keyring_lookup_while_flooded_with_idle_connections(self):
         """A just-started agent under a low descriptor limit, held full of idle connections, still
-        makes its first keyring lookup (libsecret's GLib needs descriptors of its own) and answers
-        `token get` with the token the keyring holds: it keeps descriptors in reserve."""
+        makes its first keyring lookup and answers `token get` with the token the keyring holds:
+        it keeps descriptors in reserve. The keyring connection made at the agent's start does not
+        settle this: each of libsecret's blocking calls makes a GLib main context, whose wakeup
+        needs a descriptor of its own (with no reserve kept, this test fails)."""
         self.signed_in()
         cached = set(self.cached_access_tokens().values())
         self.assertEqual(len(cached), 1, cached)
