@@ -22,6 +22,8 @@ public struct ProcessContext: Sendable {
   public var isLive = false
   /// What the agent gives a command it runs; nil in every other process (tokenbroker-core, exec).
   var agent: AgentSide? = nil
+  /// This program's file, absolute (`/proc/self/exe`) in `live`; nil in tests unless they set it.
+  public var executable: String? = nil
 
   public init(
     environment: [String: String], uid: UInt32, readInput: @escaping @Sendable (Int) -> [UInt8]?,
@@ -52,7 +54,15 @@ public struct ProcessContext: Sendable {
       isInteractive: terminal && isatty(2) == 1)
     context.inputIsTerminal = terminal
     context.isLive = true
+    context.executable = runningExecutable()
     return context
+  }
+
+  /// The running program's file (`/proc/self/exe`, proc(5)), or nil when it cannot be read.
+  static func runningExecutable() -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let n = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
+    return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
   }
 
   /// Writes one message line `tokenbroker: <text>` to standard error.

@@ -88,3 +88,44 @@ import Testing
     #expect(GitConfig.quote("it's") == #"'it'\''s'"#)
   }
 }
+
+/// `setup-git` with an installed `git-credential-tokenbroker`: its absolute path is written, an
+/// older value of tokenbroker's updated, and a moved install named.
+@Suite struct SetupGitHelperPathTests {
+  static let path = "/usr/local/bin:/usr/bin:/bin"
+
+  @Test func writesTheAbsolutePathAndThenNothing() async throws {
+    let t = try GitHelperProgramTests.Tree()
+    let core = try t.file("prefix/libexec/tokenbroker/tokenbroker-core")
+    let helper = try t.file("prefix/bin/git-credential-tokenbroker")
+    let h = try CLIHarness(config: SetupGitCommandTests.config)
+    #expect(await h.run(["setup-git", "second", "--dry-run"], executable: core, path: Self.path) == 0)
+    #expect(h.stdout.hasSuffix("git config --global --add credential.https://second.example.test.helper \(helper)\n"))
+    #expect(await h.run(["setup-git", "second"], executable: core, path: Self.path) == 0)
+    let file = h.directory + "/.gitconfig"
+    let first = try String(contentsOfFile: file, encoding: .utf8)
+    #expect(first.contains("helper = \(helper)\n"))
+    #expect(await h.run(["setup-git", "second"], executable: core, path: Self.path) == 0)
+    #expect(try String(contentsOfFile: file, encoding: .utf8) == first)
+  }
+
+  @Test func updatesTheValueByNameAndAMovedInstall() async throws {
+    let t = try GitHelperProgramTests.Tree()
+    let h = try CLIHarness(config: SetupGitCommandTests.config)
+    #expect(await h.run(["setup-git", "second"], path: Self.path) == 0)  // no helper found: by name
+    let file = h.directory + "/.gitconfig"
+    #expect(try String(contentsOfFile: file, encoding: .utf8).contains("helper = tokenbroker\n"))
+    let oldCore = try t.file("old/libexec/tokenbroker/tokenbroker-core")
+    let oldHelper = try t.file("old/bin/git-credential-tokenbroker")
+    #expect(await h.run(["setup-git", "second"], executable: oldCore, path: Self.path) == 0)
+    #expect(h.stderr.contains("updating the helper of credential.https://second.example.test.helper: 'tokenbroker' becomes '\(oldHelper)'"))
+    try FileManager.default.removeItem(atPath: t.root + "/old")  // the install moves
+    let core = try t.file("new/libexec/tokenbroker/tokenbroker-core")
+    let helper = try t.file("new/bin/git-credential-tokenbroker")
+    #expect(await h.run(["setup-git", "second", "--dry-run"], executable: core, path: Self.path) == 0)
+    #expect(h.stderr.contains("names '\(oldHelper)', which is missing or not executable (a moved or removed install); setup-git points it at '\(helper)'"))
+    #expect(await h.run(["setup-git", "second"], executable: core, path: Self.path) == 0)
+    let text = try String(contentsOfFile: file, encoding: .utf8)
+    #expect(text.contains("helper = \(helper)\n") && !text.contains(oldHelper))
+  }
+}

@@ -20,16 +20,24 @@ final class CLIHarness: Sendable {
   var stdout: String { out.withLock { $0 } }
   var stderr: String { err.withLock { $0 } }
 
-  func run(_ args: [String], input: String = "", argv0: String = "tokenbroker") async -> Int32 {
+  /// - Parameters:
+  ///   - executable: the program's file the command sees (`ProcessContext.executable`).
+  ///   - path: the `PATH` it sees (none when nil).
+  func run(
+    _ args: [String], input: String = "", argv0: String = "tokenbroker", executable: String? = nil, path: String? = nil
+  ) async -> Int32 {
     let bytes = Array(input.utf8)
-    let context = ProcessContext(
-      environment: [
-        "HOME": directory, "XDG_CONFIG_HOME": directory + "/config", "XDG_DATA_HOME": directory + "/data",
-        "XDG_RUNTIME_DIR": directory,
-      ],
+    var environment = [
+      "HOME": directory, "XDG_CONFIG_HOME": directory + "/config", "XDG_DATA_HOME": directory + "/data",
+      "XDG_RUNTIME_DIR": directory,
+    ]
+    environment["PATH"] = path
+    var context = ProcessContext(
+      environment: environment,
       uid: 0, readInput: { limit in bytes.count > limit ? nil : bytes },
       writeOutput: { s in self.out.withLock { $0 += s } }, writeError: { s in self.err.withLock { $0 += s } },
       isInteractive: false)
+    context.executable = executable
     return await BrokerCommand.main(arguments: [argv0] + args, context: context)
   }
 }

@@ -22,8 +22,10 @@ from test_git_clone import GitServerTestCase
 
 
 def helper_actions(stderr):
-    """The helper actions git ran, in order, from GIT_TRACE output."""
-    return re.findall(r"run_command: 'git credential-tokenbroker (\w+)'", stderr.decode(errors="replace"))
+    """The helper actions git ran, in order, from GIT_TRACE output: the helper by its path, as
+    setup-git writes it, or by name (`git credential-tokenbroker`)."""
+    return re.findall(r"run_command: '(?:git credential-|/\S*/git-credential-)tokenbroker (\w+)'",
+                      stderr.decode(errors="replace"))
 
 
 class GitFetchTest(GitServerTestCase):

@@ -7,20 +7,16 @@ own tenant (the emulator's introspection says whose a token is: its `tid`), and 
 Azure DevOps does: `WWW-Authenticate: Bearer authorization_uri=…/TENANT` and `Basic`.
 """
 import os
-import re
 import subprocess
 import unittest
 
 from harness import CLIENT_ID
 from test_git_clone import GitServerTestCase, _GitHTTPHandler
+from test_git_fetch import helper_actions
 
 T1 = "11111111-aaaa-4aaa-8aaa-000000000001"
 T2 = "22222222-bbbb-4bbb-8bbb-000000000002"
 ORGS = {"org1": T1, "org2": T2}
-
-
-def helper_actions(stderr):
-    return re.findall(r"run_command: 'git credential-tokenbroker (\w+)'", stderr.decode(errors="replace"))
 
 
 class _TenantGitHandler(_GitHTTPHandler):

@@ -1,6 +1,8 @@
 """`tokenbroker setup-git [ACCOUNT] [--dry-run]` against real git's global config
-(interface.md §3; reference/protocols.md §1.6): an empty reset value then `tokenbroker` per
-host, idempotent, patterns skipped, and git then asks tokenbroker for those hosts only."""
+(interface.md §3; reference/protocols.md §1.6): an empty reset value then the absolute path of the
+`git-credential-tokenbroker` found (here the test's link on PATH) per host, idempotent, patterns
+skipped, an older value of ours updated, a moved install named, and git then asks tokenbroker for
+those hosts only."""
 import os
 import subprocess
 import unittest
@@ -25,6 +27,11 @@ class SetupGitTest(GitTestCase):
         super().setUp()
         self.write_config(self.default_config() + EXTRA.format(authority=self.emu.base_url))
 
+    @property
+    def helper(self):
+        """The helper value setup-git writes here: the link on the test's PATH, by absolute path."""
+        return os.path.join(self.bin, "git-credential-tokenbroker")
+
     def values(self, host):
         r = subprocess.run(["git", "config", "--global", "--get-all", f"credential.https://{host}.helper"],
                            capture_output=True, text=True, env=self.git_env())
@@ -39,7 +46,7 @@ class SetupGitTest(GitTestCase):
 
     def test_twice_gives_the_same_file(self):
         """Both runs exit 0; the second changes not one byte; every exact host of every account
-        gets ['', 'tokenbroker'], the pattern is skipped with a note."""
+        gets ['', HELPER PATH], the pattern is skipped with a note."""
         first = self.setup_git()
         self.assertEqual(first.returncode, 0, first.stderr)
         content = self.read_gitconfig()
@@ -49,7 +56,7 @@ class SetupGitTest(GitTestCase):
         self.assertEqual(self.read_gitconfig(), content)
         self.assertEqual(os.stat(self.gitconfig).st_mtime_ns, mtime)
         for host in ("git.example.test", "second.example.test", "dev.example.test:8443"):
-            self.assertEqual(self.values(host), ["", "tokenbroker"], host)
+            self.assertEqual(self.values(host), ["", self.helper], host)
         self.assertIn(b"skipping '*.pattern.example.test'", first.stderr)
         self.assertNotIn(b"pattern", content)
         self.assertEqual(first.stdout, b"")
@@ -69,7 +76,7 @@ class SetupGitTest(GitTestCase):
         r = self.setup_git()
         self.assertEqual(r.returncode, 0, r.stderr)
         s = self.run_broker("status", "--url", "https://git.example.test/repo", env=self.git_env())
-        self.assertIn(b"git's credential helpers for it: 'tokenbroker'", s.stdout)
+        self.assertIn(b"git's credential helpers for it: '%s'" % self.helper.encode(), s.stdout)
         for out in (r.stderr, s.stdout, s.stderr):
             self.assertNotIn(b"not on PATH", out)
 
@@ -78,7 +85,7 @@ class SetupGitTest(GitTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.decode().splitlines(), [
             "git config --global --replace-all credential.https://second.example.test.helper ''",
-            "git config --global --add credential.https://second.example.test.helper tokenbroker",
+            "git config --global --add credential.https://second.example.test.helper " + self.helper,
         ])
         self.assertEqual(self.read_gitconfig(), b"")
 
@@ -89,8 +96,35 @@ class SetupGitTest(GitTestCase):
         r = self.setup_git("second")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(b"'cache'", r.stderr)
-        self.assertEqual(self.values("second.example.test"), ["", "tokenbroker"])
+        self.assertEqual(self.values("second.example.test"), ["", self.helper])
         self.assertEqual(self.values("git.example.test"), [])
+
+    def test_an_older_value_is_updated_and_a_moved_install_named(self):
+        """`tokenbroker` (what setup-git wrote before) becomes the path, said on stderr; a path
+        that no longer runs (the install moved) is named by status --url and setup-git
+        --dry-run, and setup-git replaces it; git then runs the helper by its path."""
+        key = "credential.https://second.example.test.helper"
+        for value in ("", "tokenbroker"):
+            subprocess.run(["git", "config", "--global", "--add", key, value], check=True, env=self.git_env())
+        r = self.setup_git("second")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(b"updating the helper of %s: 'tokenbroker' becomes '%s'" % (key.encode(), self.helper.encode()),
+                      r.stderr)
+        self.assertEqual(self.values("second.example.test"), ["", self.helper])
+        gone = "/nonexistent/tokenbroker/bin/git-credential-tokenbroker"
+        subprocess.run(["git", "config", "--global", "--replace-all", key, gone, "^/"],
+                       check=True, env=self.git_env())
+        self.assertEqual(self.values("second.example.test"), ["", gone])
+        s = self.run_broker("status", "--url", "https://second.example.test/repo", env=self.git_env())
+        self.assertIn(b"credential helper '%s' is missing or not executable" % gone.encode(), s.stdout)
+        r = self.setup_git("second", "--dry-run")
+        self.assertIn(b"names '%s', which is missing or not executable" % gone.encode(), r.stderr)
+        self.assertEqual(self.values("second.example.test"), ["", gone])
+        r = self.setup_git("second")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.values("second.example.test"), ["", self.helper])
+        s = self.run_broker("status", "--url", "https://second.example.test/repo", env=self.git_env())
+        self.assertNotIn(b"missing", s.stdout)
 
     def test_git_then_asks_tokenbroker_for_those_hosts_only(self):
         """With a global `credential.helper` that answers for everything, git asks tokenbroker

@@ -3,6 +3,7 @@ store, an unreachable keyring, a URL served by a path group, a URL no account se
 with `credential.helper=cache` before tokenbroker (bug-cases-3.md X14's warning). Its output never
 holds a token (the leak greps)."""
 import json
+import os
 import time
 import unittest
 
@@ -97,7 +98,7 @@ class StatusTest(GitTestCase):
         r = self.run_broker("setup-git", env=self.git_env())
         self.assertEqual(r.returncode, 0, r.stderr)
         url = self.status_json("--url", "https://git.example.test/repo")["url"]
-        self.assertEqual((url["helpers"], url["warnings"]), (["tokenbroker"], []))
+        self.assertEqual((url["helpers"], url["warnings"]), ([os.path.join(self.bin, "git-credential-tokenbroker")], []))
         # A storage helper after tokenbroker keeps the tokens git hands it.
         self.set_helpers("", "tokenbroker", "store", key="credential.https://git.example.test.helper")
         (warning,) = self.status_json("--url", "https://git.example.test/repo")["url"]["warnings"]

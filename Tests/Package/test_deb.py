@@ -286,8 +286,9 @@ class DebianPackageTest(unittest.TestCase):
                     "printf test | gnome-keyring-daemon --unlock --components=secrets >/dev/null\n"
                     "tokenbroker login work --device-code >/dev/null\n"
                     "tokenbroker setup-git >/dev/null\n"
+                    "git config --global --get-all credential.https://%s.helper | sed 's/^/helper: /'\n"
                     "printf 'protocol=https\\nhost=%s\\n\\n' | git credential fill\n"
-                    "tokenbroker agent stop >/dev/null || true\n" % GIT_HOST)
+                    "tokenbroker agent stop >/dev/null || true\n" % (GIT_HOST, GIT_HOST))
                 p = subprocess.Popen(self.root + ["runuser", "-u", self.user, "--"] + self.user_env() +
                                      ["dbus-run-session", "--", "bash", "-c", script],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/")
@@ -305,6 +306,9 @@ class DebianPackageTest(unittest.TestCase):
                         p.kill()
                         p.communicate()
                 self.assertEqual(p.returncode, 0, err)
+                # setup-git names the package's helper by its path: git runs it without a second git.
+                self.assertEqual([l for l in out.splitlines() if l.startswith("helper:")],
+                                 ["helper: ", "helper: /usr/bin/git-credential-tokenbroker"], out)
                 cred = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
                 self.assertEqual(cred.get("username"), "user1@example.test", out)
                 self.assertTrue(emu.validate_access_token(cred.get("password", "")), out)

@@ -154,11 +154,7 @@ enum AgentCommand {
   }
 
   /// This executable (`/proc/self/exe`), to start the agent from.
-  static func selfPath() -> String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let n = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-    return n > 0 ? String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "tokenbroker-core"
-  }
+  static func selfPath() -> String { ProcessContext.runningExecutable() ?? "tokenbroker-core" }
 
   static func shellQuoted(_ s: String) -> String {
     let plain = s.allSatisfy { $0.isLetter || $0.isNumber || "/._-+:@%".contains($0) }

@@ -9,13 +9,16 @@ import BrokerCore
 ///
 /// For each host it leaves `credential.https://HOST.helper` in the global git config (the file
 /// `git config --global` writes: `GIT_CONFIG_GLOBAL`, else `~/.gitconfig`) holding exactly two
-/// values: an empty one, which resets helpers inherited from other config files, then
-/// `tokenbroker`, which git runs as `git-credential-tokenbroker`. A host already set up that way is
-/// left alone, so a second run changes nothing; other values under that key are replaced (and
-/// named on stderr). `*.suffix` patterns cannot be git URL contexts (git matches host names
-/// exactly there) and are skipped with a note. Nothing secret is on git's argv.
+/// values: an empty one, which resets helpers inherited from other config files, then the absolute
+/// path of this install's `git-credential-tokenbroker` (`GitHelperProgram`; `tokenbroker`, which
+/// git runs as `git-credential-tokenbroker` from `PATH`, where there is none). A host already set
+/// up that way is left alone, so a second run changes nothing; other values under that key are
+/// replaced (and named on stderr), an earlier value of tokenbroker's (`tokenbroker`, or the path
+/// of a moved install) is updated. `*.suffix` patterns cannot be git URL contexts (git matches
+/// host names exactly there) and are skipped with a note. Nothing secret is on git's argv.
 enum SetupGitCommand {
-  static let helperValues = ["", "tokenbroker"]
+  /// The two values of each host's helper key: the reset, then `helper`.
+  static func helperValues(_ helper: String) -> [String] { ["", helper] }
 
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let a = try Arguments(args, command: "setup-git")
@@ -30,7 +33,11 @@ enum SetupGitCommand {
     }
     let git = GitConfig(environment: context.environment)
     let resolver = try HostResolver(config: config)
-    if let missing = GitHelperChain.missingProgramWarning(path: context.environment["PATH"]) {
+    let helper = GitHelperProgram.helperValue(executable: context.executable, path: context.environment["PATH"])
+    let wanted = helperValues(helper)
+    if helper == GitHelperProgram.byName,
+      let missing = GitHelperChain.missingProgramWarning(path: context.environment["PATH"])
+    {
       context.say("warning: " + missing)
     }
     for host in hosts {
@@ -39,19 +46,27 @@ enum SetupGitCommand {
       }
       let key = "credential.https://\(host).helper"
       let current = try await git.values(key)
-      if current == helperValues {
+      if current == wanted {
         if a.flag("dry-run") { context.say("\(key) is already set up") }
         runtime.verbose("\(key) is already set up")
         continue
       }
-      let commands = [["--replace-all", key, ""], ["--add", key, "tokenbroker"]]
+      for stale in GitHelperChain.unrunnableHelpers(current) {
+        context.say("\(key) names '\(stale)', which is missing or not executable (a moved or removed install); setup-git points it at '\(helper)'")
+      }
+      let commands = [["--replace-all", key, ""], ["--add", key, helper]]
       if a.flag("dry-run") {
         for c in commands { context.writeOutput(GitConfig.display(c) + "\n") }
         continue
       }
-      let others = current.filter { !helperValues.contains($0) }
-      if !others.isEmpty {
-        context.say("replacing the helpers of \(key): \(others.map { "'\($0)'" }.joined(separator: ", "))")
+      let others = current.filter { !wanted.contains($0) }
+      let ours = others.filter(GitHelperChain.isTokenbroker)
+      if !ours.isEmpty {
+        context.say("updating the helper of \(key): \(ours.map { "'\($0)'" }.joined(separator: ", ")) becomes '\(helper)'")
+      }
+      let foreign = others.filter { !GitHelperChain.isTokenbroker($0) }
+      if !foreign.isEmpty {
+        context.say("replacing the helpers of \(key): \(foreign.map { "'\($0)'" }.joined(separator: ", "))")
       }
       for c in commands { try await git.run(c) }
       context.say("git now asks tokenbroker for https://\(host)")

@@ -22,13 +22,22 @@ import Testing
   @Test func test_X14_warningsNameHelpersBeforeAndStorageHelpersAfter() throws {
     var c = GitHelperChain(entries: [], url: try #require(URLParts("https://h/")))
     c.helpers = ["cache --timeout 21600", "/usr/bin/git-credential-tokenbroker", "store", "!f() { echo; }; f"]
-    let w = c.warnings()
+    let w = c.warnings(runs: { _ in true })
     #expect(w.count == 3)
     #expect(w[0].contains("'cache --timeout 21600' is asked before tokenbroker"))
     #expect(w[1].contains("'store' is asked after tokenbroker and keeps"))
     #expect(w[2].contains("when tokenbroker has no token"))
     c.helpers = ["store"]
     #expect(c.warnings() == ["git does not ask tokenbroker for this URL; run 'tokenbroker setup-git'"])
+  }
+
+  @Test func aHelperPathOfAMovedInstallIsNamed() throws {
+    var c = GitHelperChain(entries: [], url: try #require(URLParts("https://h/")))
+    c.helpers = ["/opt/gone/bin/git-credential-tokenbroker", "/usr/bin/other-helper"]
+    let w = c.warnings(runs: { $0 != "/opt/gone/bin/git-credential-tokenbroker" })
+    #expect(w.first?.hasPrefix("credential helper '/opt/gone/bin/git-credential-tokenbroker' is missing or not executable") == true)
+    #expect(w.first?.hasSuffix("run 'tokenbroker setup-git'") == true)
+    #expect(c.warnings(runs: { _ in true }).allSatisfy { !$0.contains("missing") })
   }
 
   @Test func urlParts() throws {

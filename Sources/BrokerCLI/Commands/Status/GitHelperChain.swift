@@ -39,12 +39,26 @@ struct GitHelperChain: Equatable {
       + "run 'make install', or link it beside tokenbroker (ln -s tokenbroker \(name)) in a directory on PATH"
   }
 
+  /// The helper values of tokenbroker's among `values` that name an absolute path git cannot run
+  /// (missing, or not executable: an install moved or removed since `setup-git` wrote it).
+  /// - Parameter runs: whether a file is there and executable (the file system's answer, by default).
+  static func unrunnableHelpers(_ values: [String], runs: (String) -> Bool = GitHelperProgram.runs) -> [String] {
+    values.filter { value in
+      guard isTokenbroker(value), !value.hasPrefix("!"), GitHelperProgram.isAbsolutePath(value) else { return false }
+      let program = value.split(separator: " ").first.map(String.init) ?? value
+      return !runs(program)
+    }
+  }
+
   /// Where tokenbroker stands, and what each other helper means for its tokens: one line each.
-  func warnings() -> [String] {
+  /// - Parameter runs: as for `unrunnableHelpers`.
+  func warnings(runs: (String) -> Bool = GitHelperProgram.runs) -> [String] {
     guard let ours = helpers.firstIndex(where: GitHelperChain.isTokenbroker) else {
       return ["git does not ask tokenbroker for this URL; run 'tokenbroker setup-git'"]
     }
-    var out: [String] = []
+    var out = GitHelperChain.unrunnableHelpers(helpers, runs: runs).map {
+      "credential helper '\($0)' is missing or not executable (a moved or removed install), so git cannot ask tokenbroker; run 'tokenbroker setup-git'"
+    }
     for (i, h) in helpers.enumerated() where !GitHelperChain.isTokenbroker(h) {
       let name = "credential helper '\(h)'"
       if i < ours {
