@@ -43,7 +43,7 @@ enum ErrorMapping {
 
   static func status(of e: ProviderError) -> ExitStatus {
     switch e {
-    case .signInRequired, .stepUpRequired, .refusedWithoutReason: return .signInRequired
+    case .signInRequired, .stepUpRequired, .refusedByPolicy, .refusedWithoutReason: return .signInRequired
     case .declined, .deviceCodeExpired, .loginTimedOut, .loginFailed: return .loginIncomplete
     case .unavailable, .throttled: return .providerUnavailable
     case .rejected: return .failure

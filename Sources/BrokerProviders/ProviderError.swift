@@ -15,6 +15,12 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
   /// challenge, when there is one) satisfies it. `reason` as for `.signInRequired`; `claims` is
   /// never shown.
   case stepUpRequired(account: String, reason: String, scopes: [String], claims: String?)
+  /// Exit 3. A Conditional Access policy refuses `scopes` to this device or client (Entra's
+  /// device-compliance and approved-app codes, sent as `invalid_grant` or `interaction_required`;
+  /// interface.md §6): the refresh token stays good for other resources and is kept, and a new
+  /// sign-in on this machine does not satisfy the policy. `reason` names the requirement and the
+  /// AADSTS code, never a token.
+  case refusedByPolicy(account: String, reason: String, scopes: [String])
   /// Exit 6. The user declined the sign-in (`authorization_declined`, `access_denied`; RFC 8628 §3.5).
   case declined(account: String)
   /// Exit 6. The device code expired (`expired_token`, or its `expires_in` passed) before approval.
@@ -75,6 +81,10 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
       let asked = scopes.map { " --scope " + ProviderError.shellWord($0) }.joined()
       return "sign-in needed for '\(account)' to use \(scopes.joined(separator: " ")): \(reason); "
         + "run 'tokenbroker login \(account)\(asked)'"
+    case .refusedByPolicy(let account, let reason, let scopes):
+      return "'\(account)' may not use \(scopes.joined(separator: " ")) from this machine: \(reason); "
+        + "the sign-in is kept for its other resources, and a new 'tokenbroker login \(account)' here does not "
+        + "satisfy the policy: use this resource from a device the organisation manages, or ask its administrator"
     case .declined(let account):
       return "the sign-in to '\(account)' was declined; run 'tokenbroker login \(account)' again and approve it"
     case .deviceCodeExpired(let account):

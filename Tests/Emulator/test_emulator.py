@@ -456,6 +456,45 @@ class FaultTest(EmulatorTest):
                          (429, "Sun, 06 Nov 1994 08:49:37 GMT", "42"))
         self.assertEqual(headers["Content-Type"].split(";")[0], "text/html")
 
+    def test_per_scope_refusal_with_any_error_codes_and_suberror(self):
+        """Conditional Access refusing one resource (AADSTS530003 as `invalid_grant`, no
+        suberror): only refreshes for that resource's scopes are refused, in Entra's shape; the
+        same grant still serves other resources; `suberror` and `claims` appear only when given."""
+        rt = self.client.sign_in()["refresh_token"]
+        self.emu.add_fault("refusal", endpoint="token", grant_type="refresh_token", count=2,
+                           scope="https://graph.microsoft.com", error_codes=[530003],
+                           error_description="AADSTS530003: Your device is required to be managed to access "
+                                             "this resource.")
+        self.emu.add_fault("refusal", endpoint="token", scope="https://vault.azure.net/.default",
+                           error="interaction_required", error_codes=[50131, 53000], suberror="basic_action",
+                           status=400)
+        status, body = self.client.token(grant_type="refresh_token", refresh_token=rt,
+                                         scope="https://graph.microsoft.com/User.Read offline_access")
+        self.assertEqual((status, body["error"], body["error_codes"]), (400, "invalid_grant", [530003]))
+        self.assertTrue(body["error_description"].startswith("AADSTS530003: Your device is required"))
+        self.assertIn("\r\nTrace ID: ", body["error_description"])
+        self.assertNotIn("suberror", body)
+        self.assertNotIn("claims", body)
+        self.assertEqual(body["error_uri"], "https://login.microsoftonline.com/error?code=530003")
+        ok, devops = self.client.token(grant_type="refresh_token", refresh_token=rt,
+                                       scope="499b84ac-1321-427f-aa17-267ca6975798/.default offline_access")
+        self.assertEqual(ok, 200, devops)
+        status, body = self.client.token(grant_type="refresh_token", refresh_token=devops["refresh_token"],
+                                         scope="https://vault.azure.net/.default offline_access")
+        self.assertEqual((status, body["error"], body["error_codes"], body["suberror"]),
+                         (400, "interaction_required", [50131, 53000], "basic_action"))
+        self.assertTrue(body["error_description"].startswith("AADSTS50131: "))
+        status, body = self.client.token(grant_type="refresh_token", refresh_token=devops["refresh_token"],
+                                         scope="https://graph.microsoft.com/.default offline_access")
+        self.assertEqual((status, body["error_codes"]), (400, [530003]))
+        self.assertEqual(self.emu.pending_faults(), [])
+        # Device-code polls are token requests too: a refusal after approval (Y10's shape).
+        self.emu.add_fault("refusal", endpoint="token", grant_type=DEVICE_GRANT, error_codes=[53003])
+        dc = self.client.device_code()
+        self.emu.approve(dc["user_code"])
+        status, body = self.client.poll(dc["device_code"])
+        self.assertEqual((status, body["error"], body["error_codes"]), (400, "invalid_grant", [53003]))
+
     def test_grant_type_filter(self):
         self.emu.add_fault("status", endpoint="token", grant_type="refresh_token")
         dc = self.client.device_code()

@@ -14,7 +14,21 @@ enum AzureErrors {
   /// AADSTS codes of interactive requirements for one resource: MFA (50074, 50076, 50079), external
   /// MFA (50158), device registration and compliance (50097, 53000, 53001), Conditional Access
   /// (53003), password change (50125), consent (65001).
-  static let interactionCodes: Set<Int> = [50074, 50076, 50079, 50097, 50125, 50158, 53000, 53001, 53003, 65001]
+  static let interactionCodes: Set<Int> = [50072, 50074, 50076, 50079, 50097, 50125, 50158, 53003, 53004, 65001]
+  /// AADSTS codes of Conditional Access refusing one resource to this device or client, whatever
+  /// `error` carries them (Entra sends them as `invalid_grant` too): a compliant (53000), domain-joined
+  /// (53001) or managed (530003) device, an approved client app (53002), a workplace-joined device
+  /// (50129), a security policy (530032) or a failed Conditional Access check (50131). The grant
+  /// lives on for other resources, and no sign-in on this machine satisfies them.
+  static let policyCodes: [Int: String] = [
+    53000: "a Conditional Access policy requires a compliant device for this resource",
+    53001: "a Conditional Access policy requires a device joined to the organisation's domain for this resource",
+    530003: "a Conditional Access policy requires a device managed by the organisation for this resource",
+    53002: "a Conditional Access policy allows only approved client applications for this resource",
+    50129: "a Conditional Access policy requires a workplace-joined device for this resource",
+    530032: "a Conditional Access security policy blocks this resource",
+    50131: "a Conditional Access policy refused this device or request for this resource",
+  ]
 
   /// A failed refresh.
   ///
@@ -23,9 +37,11 @@ enum AzureErrors {
   /// and consent needs of one resource with `invalid_grant` + `basic_action` / `consent_required`,
   /// and the token still serves other resources, so those keep it (interface.md §6), exactly like
   /// `interaction_required`, `consent_required` and `login_required`: `.stepUpRequired` for the
-  /// requested `scopes`, with the server's claims challenge.
+  /// requested `scopes`, with the server's claims challenge. A Conditional Access code of
+  /// `policyCodes` under any `error` is `.refusedByPolicy`: the refresh token kept as well.
   static func refreshError(_ reply: OAuthErrorReply, account: String, host: String, scopes: ScopeSet) -> any Error {
     if let throttle = throttle(reply, account: account, host: host) { return throttle }
+    if let policy = policyRefusal(reply, account: account, scopes: scopes) { return policy }
     let stepUp = ProviderError.stepUpRequired(
       account: account, reason: interactionReason(reply), scopes: scopes.items, claims: reply.claims)
     switch reply.error {
@@ -59,6 +75,13 @@ enum AzureErrors {
       reason: "Entra ID detected a request loop: \(reply.summary)")
   }
 
+  /// `.refusedByPolicy` for a reply carrying one of `policyCodes` (the first such code names the
+  /// requirement), else nil.
+  static func policyRefusal(_ reply: OAuthErrorReply, account: String, scopes: ScopeSet) -> ProviderError? {
+    guard let what = reply.numericCodes.lazy.compactMap({ policyCodes[$0] }).first else { return nil }
+    return .refusedByPolicy(account: account, reason: "\(what) (\(reply.summary))", scopes: scopes.items)
+  }
+
   static func needsInteraction(_ reply: OAuthErrorReply) -> Bool {
     if let s = reply.suberror, interactionSuberrors.contains(s) { return true }
     return reply.hasClaims || reply.numericCodes.contains(where: interactionCodes.contains)
@@ -71,6 +94,8 @@ enum AzureErrors {
       what = "consent is needed for these scopes"
     } else if !codes.isDisjoint(with: [50074, 50076, 50079, 50158]) {
       what = "multi-factor authentication is needed for this resource"
+    } else if codes.contains(53004) || codes.contains(50072) {
+      what = "multi-factor authentication must be registered for this account"
     } else if codes.contains(53003) {
       what = "a Conditional Access policy requires an interactive sign-in or blocks it"
     } else if reply.hasClaims {

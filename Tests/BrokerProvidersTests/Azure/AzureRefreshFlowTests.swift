@@ -92,6 +92,42 @@ import Testing
     #expect(sent == nil)
   }
 
+  /// Conditional Access refusing one resource to this device (AADSTS530003, 50131, …) arrives as
+  /// `invalid_grant` without a `suberror`: a policy refusal for those scopes, never a dead grant
+  /// (interface.md §6), whatever `error` carries the code.
+  @Test(arguments: [
+    (530003, "invalid_grant", "a device managed by the organisation"),
+    (50131, "invalid_grant", "refused this device or request"),
+    (530032, "invalid_grant", "security policy"),
+    (53002, "invalid_grant", "approved client applications"),
+    (53000, "interaction_required", "a compliant device"),
+    (53001, "invalid_grant", "domain"),
+  ])
+  func Y08_conditionalAccessDeviceRefusalsKeepTheRefreshToken(code: Int, error: String, named: String) async {
+    let reply = await failure(
+      Fixtures.oauthError(error, description: "AADSTS\(code): Your device is required to be managed to access this resource.", codes: [code]))
+    guard case .refusedByPolicy(let account, let reason, let scopes) = reply as? ProviderError else {
+      Issue.record("AADSTS\(code): got \(String(describing: reply))")
+      return
+    }
+    #expect(account == "work" && scopes == [Fixtures.graph])
+    #expect(reason.contains(named) && reason.contains("AADSTS\(code)"), "\(reason)")
+    let message = (reply as? ProviderError)?.description ?? ""
+    #expect(message.hasPrefix("'work' may not use \(Fixtures.graph) from this machine: "))
+    #expect(message.contains("the sign-in is kept") && message.contains("does not satisfy the policy"))
+  }
+
+  /// Interaction codes sent as `invalid_grant` without a `suberror` (MFA registration, 53004 and
+  /// 50072) are step-ups for the resource, not dead grants.
+  @Test(arguments: [53004, 50072, 53003])
+  func Y08_interactionCodesSentAsInvalidGrantAreStepUps(code: Int) async {
+    let reply = await failure(Fixtures.oauthError("invalid_grant", description: "AADSTS\(code): policy", codes: [code]))
+    guard case .stepUpRequired = reply as? ProviderError else {
+      Issue.record("AADSTS\(code): got \(String(describing: reply))")
+      return
+    }
+  }
+
   @Test func invalidGrantWithBadTokenSuberrorIsARejection() async {
     let error = await failure(Fixtures.oauthError("invalid_grant", codes: [9002313], suberror: "bad_token"))
     #expect(error is RefreshTokenRejected)

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from .web import DROP, Response, html_response, json_response
 
-KINDS = ("status", "delay", "html", "invalid_json", "drop", "json", "empty", "redirect", "request_loop")
+KINDS = ("status", "delay", "html", "invalid_json", "drop", "json", "empty", "redirect", "request_loop", "refusal")
 
 _PROXY_PAGE = ("<html>\r\n<head><title>{status} Bad Gateway</title></head>\r\n<body>\r\n"
                "<center><h1>{status} Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n"
@@ -33,8 +33,15 @@ class Fault:
       `content_type` (default `application/json`), status default 400, `Retry-After` when given.
     - redirect: `status` (default 302) with `Location: location` and a small HTML body, as a
       proxy or SSO layer answers in place of the server.
+    - refusal: an OAuth error in Entra's shape (protocols.md §2.7): `error` (default
+      `invalid_grant`), `error_codes` (AADSTS numbers; the first prefixes the description),
+      `error_description` (default: a generic text), `suberror` and `claims` only when given,
+      `timestamp`, `trace_id`, `correlation_id`, `error_uri`; status default 400. Conditional
+      Access answers refreshes for one resource so (AADSTS530003 as `invalid_grant`, no suberror).
     `endpoint` is a route name ("token", "devicecode", …) or "*"; `grant_type` narrows a
-    fault to token requests of that grant type. `headers` are added to any faulty answer (e.g.
+    fault to token requests of that grant type; `scope` to requests whose `scope` field holds a
+    scope of that resource (`https://graph.microsoft.com` matches `…/.default` and `…/User.Read`)
+    or that very scope. `headers` are added to any faulty answer (e.g.
     `{"Retry-After": "Sun, 06 Nov 1994 08:49:37 GMT"}` or Okta's `X-Rate-Limit-Reset`).
     """
     kind: str
@@ -48,6 +55,12 @@ class Fault:
     location: str | None = None
     content_type: str | None = None
     headers: dict | None = None
+    scope: str | None = None
+    error: str | None = None
+    error_codes: list | None = None
+    error_description: str | None = None
+    suberror: str | None = None
+    claims: str | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -62,7 +75,13 @@ class Fault:
     def matches(self, endpoint, request):
         if self.endpoint not in ("*", endpoint):
             return False
-        return self.grant_type is None or request.form.get("grant_type") == self.grant_type
+        if self.grant_type is not None and request.form.get("grant_type") != self.grant_type:
+            return False
+        if self.scope is None:
+            return True
+        resource = self.scope.rstrip("/")
+        return any(s == self.scope or s.startswith(resource + "/")
+                   for s in (request.form.get("scope") or "").split())
 
     def apply(self):
         """Sleep for a delay and return None (go on), or return the faulty Response / DROP."""
@@ -97,10 +116,37 @@ class Fault:
             return response
         if self.kind == "request_loop":
             return json_response(_request_loop_body(), self.status or 400, headers)
+        if self.kind == "refusal":
+            return json_response(self._refusal_body(), self.status or 400, headers)
         status = self.status or 503
         error = "temporarily_unavailable" if status in (429, 503) else "server_error"
         return json_response({"error": error, "error_description": f"Injected HTTP {status}."},
                              status, headers)
+
+
+    def _refusal_body(self):
+        codes = [int(c) for c in self.error_codes or ()]
+        description = self.error_description or (
+            (f"AADSTS{codes[0]}: " if codes else "") + "The request was refused by the emulator's scripted refusal.")
+        body = _entra_error(self.error or "invalid_grant", description, codes)
+        if self.suberror is not None:
+            body["suberror"] = self.suberror
+        if self.claims is not None:
+            body["claims"] = self.claims
+        return body
+
+
+def _entra_error(error, description, codes):
+    """An Entra error body (protocols.md §2.7): the description followed by the trace lines."""
+    trace, correlation = str(uuid.uuid4()), str(uuid.uuid4())
+    stamp = time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime())
+    body = {"error": error,
+            "error_description": f"{description}\r\nTrace ID: {trace}\r\nCorrelation ID: {correlation}\r\n"
+                                 f"Timestamp: {stamp}",
+            "error_codes": codes, "timestamp": stamp, "trace_id": trace, "correlation_id": correlation}
+    if codes:
+        body["error_uri"] = f"https://login.microsoftonline.com/error?code={codes[0]}"
+    return body
 
 
 def _request_loop_body():
