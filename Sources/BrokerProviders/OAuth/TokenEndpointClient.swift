@@ -41,6 +41,12 @@ struct TokenEndpointClient: Sendable {
   var maxAttempts = 3
   /// Upper bound for a server's `Retry-After`, in seconds.
   var maxRetryAfter: Double = 30
+  /// Set while the caller holds a cached token that stays valid if this request fails
+  /// (`TokenService.accessToken`, interface.md §6): one attempt with short timeouts
+  /// (`shortTimeouts`), no retries, so no caller waits out a blip for a token it already has.
+  @TaskLocal static var shortAttempt = false
+  /// Connect and total timeouts of a short attempt, in seconds.
+  static let shortTimeouts = (connect: 5, total: 10)
 
   init(transport: any HTTPTransport, time: any TimeSource, caFiles: [String], account: String) {
     self.transport = transport
@@ -60,6 +66,7 @@ struct TokenEndpointClient: Sendable {
     url: String, fields: [(String, String)], client: ClientAuthentication, secrets: [String], expectsJSON: Bool = true
   ) async throws -> EndpointReply {
     var attempt = 1
+    let maxAttempts = Self.shortAttempt ? 1 : self.maxAttempts
     while true {
       switch try await exchange(url: url, fields: fields, client: client, secrets: secrets, expectsJSON: expectsJSON) {
       case .reply(let reply): return reply
@@ -91,6 +98,10 @@ struct TokenEndpointClient: Sendable {
     let (body, headers) = client.apply(to: fields)
     var request = HTTPRequest.form(url: url, fields: body, caFiles: caFiles)
     request.headers += headers
+    if Self.shortAttempt {
+      request.connectTimeout = min(request.connectTimeout, Self.shortTimeouts.connect)
+      request.totalTimeout = min(request.totalTimeout, Self.shortTimeouts.total)
+    }
     let secrets = secrets + client.secrets
     let response: HTTPResponse
     do {

@@ -73,34 +73,64 @@ extension TokenService {
           } ?? "no cached token"))
 
     let provider = try makeProvider(account)  // only now: a cached token needs no provider
-    try honourHold(of: name)
-    let waiting = Diagnostics.now
-    let token = try await refreshLock.withLock(account: name) {
-      diagnostics.note("took the refresh lock of '\(name)' after \(Diagnostics.milliseconds(since: waiting)) ms")
-      // Another process may have refreshed while this one waited for the lock: its token is as
-      // fresh as this refresh would make one (also for --force-refresh, whose own token it replaces).
-      // A claims challenge needs a token asked for with those claims: never another one.
-      if claims == nil, let stored = try await loadAccessRecord(name, requested), left(stored) >= needed(stored),
-        !forceRefresh || stored.accessToken != before?.accessToken
-      {
-        diagnostics.note("another process refreshed \(what) meanwhile; using its token (\(left(stored)) s left)")
-        return try await fromCache(stored, account: account, requested: requested, kind: kind)
-      }
-      // The holder before this one may have been throttled.
-      try honourHold(of: name)
-      let token: IssuedToken
-      do {
-        token = try await refreshLocked(
-          provider, account: account, requested: requested, firstForScopes: before == nil, kind: kind, claims: claims)
-      } catch ProviderError.throttled(let account, let host, let seconds, let reason) {
-        diagnostics.note("holding back the refreshes of '\(name)' for \(seconds) s: \(host) is throttling (\(reason))")
-        refreshLock.setHold(RefreshHold(until: time.now + Int64(seconds), host: host, reason: reason), account: name)
-        throw ProviderError.throttled(account: account, host: host, seconds: seconds, reason: reason)
-      }
-      diagnostics.note("refreshed \(what): the new token is valid for \(token.expiresOn - time.now) s")
-      return token
+    // A cached token still valid (for --min-valid when given) is handed out when the refresh fails
+    // for any reason but a dead grant (interface.md §6); the refresh is then one short attempt.
+    // Never for --force-refresh or a claims challenge: the caller refused that very token.
+    let fallback = before.flatMap { r in
+      !forceRefresh && claims == nil && r.credential(kind) != nil && left(r) >= max(1, Int64(minValid ?? 0)) ? r : nil
     }
-    return (token, false)
+    do {
+      return (try await TokenEndpointClient.$shortAttempt.withValue(fallback != nil) {
+        try await refresh()
+      }, false)
+    } catch where fallback != nil && Self.leavesCachedTokenUsable(error) {
+      let why = (error as? ProviderError)?.description ?? String(describing: type(of: error))
+      diagnostics.note(
+        "the refresh of \(what) failed (\(why)); handing out the cached token, still valid for \(left(fallback!)) s")
+      return (try await fromCache(fallback!, account: account, requested: requested, kind: kind), true)
+    }
+
+    func refresh() async throws -> IssuedToken {
+      try honourHold(of: name)
+      let waiting = Diagnostics.now
+      return try await refreshLock.withLock(account: name) {
+        diagnostics.note("took the refresh lock of '\(name)' after \(Diagnostics.milliseconds(since: waiting)) ms")
+        // Another process may have refreshed while this one waited for the lock: its token is as
+        // fresh as this refresh would make one (also for --force-refresh, whose own token it replaces).
+        // A claims challenge needs a token asked for with those claims: never another one.
+        if claims == nil, let stored = try await loadAccessRecord(name, requested), left(stored) >= needed(stored),
+          !forceRefresh || stored.accessToken != before?.accessToken
+        {
+          diagnostics.note("another process refreshed \(what) meanwhile; using its token (\(left(stored)) s left)")
+          return try await fromCache(stored, account: account, requested: requested, kind: kind)
+        }
+        // The holder before this one may have been throttled.
+        try honourHold(of: name)
+        let token: IssuedToken
+        do {
+          token = try await refreshLocked(
+            provider, account: account, requested: requested, firstForScopes: before == nil, kind: kind, claims: claims)
+        } catch ProviderError.throttled(let account, let host, let seconds, let reason) {
+          diagnostics.note("holding back the refreshes of '\(name)' for \(seconds) s: \(host) is throttling (\(reason))")
+          refreshLock.setHold(RefreshHold(until: time.now + Int64(seconds), host: host, reason: reason), account: name)
+          throw ProviderError.throttled(account: account, host: host, seconds: seconds, reason: reason)
+        }
+        diagnostics.note("refreshed \(what): the new token is valid for \(token.expiresOn - time.now) s")
+        return token
+      }
+    }
+  }
+
+  /// Whether a refresh that failed with `error` leaves a still-valid cached token fit to hand
+  /// out (interface.md §6): every failure (the provider's, the network's, a refresh lock held too
+  /// long elsewhere) but a dead or missing grant (`.signInRequired`: rejected, signed out, another
+  /// sign-in meanwhile), a store that failed (its cause must be seen: a rotated refresh token may
+  /// be at stake), a bad config and a cancelled call.
+  static func leavesCachedTokenUsable(_ error: any Error) -> Bool {
+    switch error {
+    case ProviderError.signInRequired, is StoreError, is ConfigError, is CancellationError: return false
+    default: return true
+    }
   }
 
   /// Throws `ProviderError.throttled` while a throttling provider's hold on `account` is in force

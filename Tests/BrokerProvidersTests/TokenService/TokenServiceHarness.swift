@@ -18,14 +18,14 @@ struct Harness {
 
   init(
     _ transport: FakeTransport, config: BrokerConfig = Fixtures.config(), store: RecordingStore = RecordingStore(),
-    refreshLock: any RefreshLock = NoRefreshLock()
+    refreshLock: any RefreshLock = NoRefreshLock(), diagnostics: Diagnostics = .off
   ) {
     self.store = store
     self.transport = transport
     let warnings = self.warnings
     service = TokenService(
       config: config, store: store, transport: transport, time: time, refreshLock: refreshLock,
-      warn: { warnings.add($0) })
+      diagnostics: diagnostics, warn: { warnings.add($0) })
   }
 
   func get(scopes: ScopeSet? = nil, minValid: Int? = nil, force: Bool = false) async throws -> IssuedToken {
