@@ -3,7 +3,8 @@ import FoundationEssentials
 /// The document stored for `kind = refresh-token` (interface.md §7):
 /// `{"v":1,"refresh_token":…,"identity":…,"tenant":…,"obtained_at":…}`, plus `client_id` (the
 /// client that obtained the token), `sub` and `nonce` (of the sign-in's ID token: what a refreshed
-/// ID token is held to, OpenID Connect Core §12.2) when known; documents without them stay readable.
+/// ID token is held to, OpenID Connect Core §12.2) when known, and `rotations` once the token has
+/// been rotated; documents without them stay readable.
 public struct RefreshTokenRecord: Sendable, Equatable {
   public var refreshToken: Secret
   /// The signed-in identity (`preferred_username`, else `email`, else `oid`/`sub`), or nil.
@@ -21,10 +22,13 @@ public struct RefreshTokenRecord: Sendable, Equatable {
   public var subject: String?
   /// The `nonce` the sign-in's ID token carried (browser sign-ins send one), or nil.
   public var nonce: String?
+  /// How many times the provider rotated the token since the sign-in (0 for the sign-in's own):
+  /// orders two documents of one second (`DocumentAge`).
+  public var rotations: Int
 
   public init(
     refreshToken: Secret, identity: String?, tenant: String?, objectID: String? = nil, obtainedAt: Int64,
-    clientID: String? = nil, subject: String? = nil, nonce: String? = nil
+    clientID: String? = nil, subject: String? = nil, nonce: String? = nil, rotations: Int = 0
   ) {
     self.refreshToken = refreshToken
     self.identity = identity
@@ -34,6 +38,18 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     self.clientID = clientID
     self.subject = subject
     self.nonce = nonce
+    self.rotations = rotations
+  }
+
+  /// The record of `rotated`, the provider's replacement of this record's token: the same
+  /// sign-in, one rotation more, obtained at `now` but never before this record (a wall clock
+  /// stepped back must not make the new document look older than the one it replaces).
+  public func rotated(to rotated: Secret, now: Int64) -> RefreshTokenRecord {
+    var record = self
+    record.refreshToken = rotated
+    record.obtainedAt = max(now, obtainedAt)
+    record.rotations = rotations + 1
+    return record
   }
 
   private struct Document: Codable {
@@ -46,13 +62,14 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     var client_id: String?
     var sub: String?
     var nonce: String?
+    var rotations: Int?
   }
 
   /// The JSON document, as a `Secret`.
   public func encoded() -> Secret {
     let d = Document(
       v: 1, refresh_token: refreshToken.revealed, identity: identity, tenant: tenant, oid: objectID,
-      obtained_at: obtainedAt, client_id: clientID, sub: subject, nonce: nonce)
+      obtained_at: obtainedAt, client_id: clientID, sub: subject, nonce: nonce, rotations: rotations > 0 ? rotations : nil)
     return Secret(JSONText.encode(d))
   }
 
@@ -63,7 +80,7 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     }
     return RefreshTokenRecord(
       refreshToken: Secret(d.refresh_token), identity: d.identity, tenant: d.tenant, objectID: d.oid,
-      obtainedAt: d.obtained_at, clientID: d.client_id, subject: d.sub, nonce: d.nonce)
+      obtainedAt: d.obtained_at, clientID: d.client_id, subject: d.sub, nonce: d.nonce, rotations: max(0, d.rotations ?? 0))
   }
 }
 

@@ -60,6 +60,46 @@ struct LibsecretStoreTests {
     try await store.delete(key)
   }
 
+  /// Of duplicates, `load` takes the newer document (`DocumentAge`), wherever the keyring put it:
+  /// here the newer was written first, so it has the smaller path and the same or an earlier
+  /// `Modified` (KeePassXC's UUID paths order nothing at all); the stale one is deleted.
+  @Test func loadTakesTheNewerDocumentWhateverItsPathOrModified() async throws {
+    for (newer, older) in [
+      (#"{"v":1,"refresh_token":"RT_new","obtained_at":2000}"#, #"{"v":1,"refresh_token":"RT_old","obtained_at":1000}"#),
+      (
+        #"{"v":1,"refresh_token":"RT_new","obtained_at":1000,"rotations":2}"#,
+        #"{"v":1,"refresh_token":"RT_old","obtained_at":1000,"rotations":1}"#
+      ),
+    ] {
+      let key = ItemKey.refreshToken(uniqueAccount("age"))
+      try await store.insertDuplicate(key, label: "new", secret: Secret(newer))
+      try await store.insertDuplicate(key, label: "old", secret: Secret(older))
+      #expect(try await store.load(key) == Secret(newer))
+      #expect(try await store.itemCount(key) == 1)
+      #expect(try await store.load(key) == Secret(newer))
+      try await store.delete(key)
+    }
+  }
+
+  /// `save` writes a new item and then deletes the older ones, never the newer document of
+  /// another writer (`load` reads that one).
+  @Test func saveDeletesTheOlderItemsOnly() async throws {
+    let key = ItemKey.refreshToken(uniqueAccount("save"))
+    let stale = #"{"v":1,"refresh_token":"RT_1","obtained_at":1000}"#
+    try await store.insertDuplicate(key, label: "stale", secret: Secret(stale))
+    let mine = #"{"v":1,"refresh_token":"RT_2","obtained_at":2000}"#
+    try await store.save(key, label: key.label(provider: "azure"), secret: Secret(mine))
+    #expect(try await store.itemCount(key) == 1)
+    #expect(try await store.load(key) == Secret(mine))
+    let theirs = #"{"v":1,"refresh_token":"RT_4","obtained_at":4000}"#
+    try await store.insertDuplicate(key, label: "another writer", secret: Secret(theirs))
+    try await store.save(key, label: key.label(provider: "azure"), secret: Secret(#"{"v":1,"refresh_token":"RT_3","obtained_at":3000}"#))
+    #expect(try await store.itemCount(key) == 2)
+    #expect(try await store.load(key) == Secret(theirs))
+    #expect(try await store.itemCount(key) == 1)
+    try await store.delete(key)
+  }
+
   @Test func saveOverDuplicatesLeavesOneItem() async throws {
     let key = ItemKey.refreshToken(uniqueAccount("dup"))
     for i in 0..<3 { try await store.insertDuplicate(key, label: "d", secret: Secret("RT_\(i)")) }

@@ -22,6 +22,9 @@ Options:
   --locked     the `login` collection (and every item) starts locked; Unlock returns a prompt
                that completes dismissed (B01/B02), CreateItem fails with IsLocked.
   --log FILE   appends one line per method call: `Interface.Method object-path` (never a secret).
+  --keepassxc  KeePassXC 2.7.4's ways (Debian 12): items named by UUID, not numbered, and a
+               CreateItem with `replace` answered with a prompt that never completes (its access
+               dialog, which nobody answers: its bug #9255, fixed in 2.7.6).
   --vanish AT  a `logout` racing the caller, which a real gnome-keyring shows
                only now and then: the first Service.SearchItems that finds items is followed by
                the loss of every item. AT `search`: they are gone before the search answers (the
@@ -32,13 +35,15 @@ Options:
                `create-fails`: CreateItem itself fails with NoSuchObject and stores nothing.
 
 Secrets are never printed. Object paths follow gnome-keyring's: /org/freedesktop/secrets,
-/org/freedesktop/secrets/collection/login, .../login/N, /org/freedesktop/secrets/session/N.
+/org/freedesktop/secrets/collection/login, .../login/N (--keepassxc: .../login/UUID),
+/org/freedesktop/secrets/session/N.
 """
 
 import argparse
 import json
 import sys
 import time
+import uuid
 
 import dbus
 import dbus.lowlevel
@@ -72,8 +77,9 @@ def no_such_object(path):
 
 
 class State:
-    def __init__(self, mode, log_path, vanish=None):
+    def __init__(self, mode, log_path, vanish=None, keepassxc=False):
         self.mode = mode
+        self.keepassxc = keepassxc
         self.log_path = log_path
         self.counter = 0
         self.vanish = vanish  # None, "search", "secret" or "create"; cleared once the items are gone
@@ -190,7 +196,8 @@ class Collection(PropertiesObject):
         }
 
     def add(self, label, attributes, secret, modified=None, locked=False):
-        path = "%s/%d" % (COLLECTION_PATH, self.state.next_id())
+        name = uuid.uuid4().hex if self.state.keepassxc else str(self.state.next_id())
+        path = "%s/%s" % (COLLECTION_PATH, name)
         item = Item(self.bus, self.state, self, path, label, attributes, secret,
                     modified if modified is not None else time.time(), locked)
         self.items.append(item)
@@ -237,6 +244,10 @@ class Collection(PropertiesObject):
             raise locked_error()
         if self.state.vanish == "create-fails":
             raise no_such_object(self.path_name())
+        if replace and self.state.keepassxc:
+            path = "%s/prompt/%d" % (SERVICE_PATH, self.state.next_id())
+            Prompt(self.bus, path, self.state, "o", answered=False)
+            return dbus.ObjectPath("/"), dbus.ObjectPath(path)
         label = str(properties.get(ITEM_IFACE + ".Label", ""))
         attributes = {str(k): str(v) for k, v in properties.get(ITEM_IFACE + ".Attributes", {}).items()}
         value = bytes(secret[2])
@@ -270,17 +281,20 @@ class Session(dbus.service.Object):
 
 
 class Prompt(dbus.service.Object):
-    """Completes dismissed, as a prompt without a display does (keyring-notes.md)."""
+    """Completes dismissed, as a prompt without a display does (keyring-notes.md); or, not
+    `answered`, never completes (a dialog on a desktop nobody looks at)."""
 
-    def __init__(self, bus, path, state, result_signature):
+    def __init__(self, bus, path, state, result_signature, answered=True):
         super().__init__(bus, path)
         self.state = state
         self.result_signature = result_signature  # what Completed carries, e.g. "ao" for Unlock
+        self.answered = answered
 
     @dbus.service.method(PROMPT_IFACE, in_signature="s", out_signature="")
     def Prompt(self, window_id):
         self.state.log("Prompt.Prompt", "")
-        GLib.idle_add(self.finish)
+        if self.answered:
+            GLib.idle_add(self.finish)
 
     @dbus.service.method(PROMPT_IFACE, in_signature="", out_signature="")
     def Dismiss(self):
@@ -393,11 +407,12 @@ def main():
     parser.add_argument("--locked", action="store_true")
     parser.add_argument("--log")
     parser.add_argument("--vanish", choices=["search", "secret", "create", "create-fails"])
+    parser.add_argument("--keepassxc", action="store_true")
     args = parser.parse_args()
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
-    state = State(args.mode, args.log, args.vanish)
+    state = State(args.mode, args.log, args.vanish, args.keepassxc)
     if args.mode == "hang":
         bus.add_message_filter(swallow_method_calls)
     else:

@@ -87,6 +87,33 @@ class DuplicateItemsTest(KeyringTestCase):
         self.assertEqual(again.returncode, 0, again.stderr)
 
 
+class KeePassXCWriteTest(KeyringTestCase):
+    """The fake Secret Service as KeePassXC 2.7.4 (Debian 12) behaves: UUID item paths, and a
+    CreateItem with `replace` answered by an access dialog that nobody answers."""
+    keyring = False
+
+    def refresh_token_items(self):
+        return [i for i in self.keyring_items("work") if i["attributes"].get("kind") == "refresh-token"]
+
+    @needs_fake
+    def test_a_rotated_refresh_token_is_written_without_a_replace(self):
+        """`token get` stores the rotated refresh token by creating a new item and deleting the
+        old one: a replace waited 10 s for the dialog, exited 5 and left the keyring with the
+        token the provider had just redeemed. Afterwards one item holds the rotated token, and it
+        refreshes again."""
+        self.bus.start_fake_secret_service("normal", seed=self.seed_refresh_tokens("RT-KPXC-1"), keepassxc=True)
+        r = self.run_broker("token", "get", "work")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        items = self.refresh_token_items()
+        self.assertEqual(len(items), 1, items)
+        stored = json.loads(items[0]["secret"])["refresh_token"]
+        self.assertNotEqual(stored, "RT-KPXC-1")
+        again = self.run_broker("token", "get", "work", "--force-refresh")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual(self.emu.requests(grant_type="refresh_token")[-1]["form"]["refresh_token"], stored)
+        self.assertEqual(len(self.refresh_token_items()), 1)
+
+
 class SignOutTest(KeyringTestCase):
 
     def two_accounts(self):

@@ -305,10 +305,10 @@ extension TokenService {
       return identity
     }
     diagnostics.note("storing the rotated refresh token of '\(account.name)'")
-    let record = RefreshTokenRecord(
-      refreshToken: newToken, identity: identity, tenant: previous.tenant ?? grant.identity?.tenantID,
-      objectID: previous.objectID ?? grant.identity?.objectID, obtainedAt: time.now, clientID: previous.clientID,
-      subject: previous.subject, nonce: previous.nonce)
+    var record = previous.rotated(to: newToken, now: time.now)
+    record.identity = identity
+    record.tenant = previous.tenant ?? grant.identity?.tenantID
+    record.objectID = previous.objectID ?? grant.identity?.objectID
     let key = ItemKey.refreshToken(account.name)
     try await store.save(key, label: label(key, account), secret: record.encoded())
     return identity

@@ -49,12 +49,34 @@ struct LibsecretItem {
     }
     return result
   }
+}
 
-  /// Orders items newest first: `Modified`, then the numerically larger path (created later).
-  static func newerFirst(_ a: LibsecretItem, _ b: LibsecretItem) -> Bool {
-    if a.modified != b.modified { return a.modified > b.modified }
-    let (pa, pb) = (a.path, b.path)
-    return pa.count != pb.count ? pa.count > pb.count : pa > pb
+/// An unlocked item with the document it holds, as `LibsecretStore.load` weighs duplicates.
+struct StoredItem {
+  let item: LibsecretItem
+  let bytes: [UInt8]
+  let age: DocumentAge?
+
+  init(item: LibsecretItem, bytes: [UInt8]) {
+    self.item = item
+    self.bytes = bytes
+    age = DocumentAge(document: bytes)
+  }
+
+  /// True when `a` is older than `b`: by their documents (`DocumentAge`; one that does not tell is
+  /// older than one that does), between documents of the same age by `Modified` (whole seconds),
+  /// then by D-Bus path, longer then larger (gnome-keyring numbers its items in order; other
+  /// services' paths, KeePassXC's UUIDs, order nothing).
+  static func isOlder(_ a: StoredItem, _ b: StoredItem) -> Bool {
+    let (ageA, ageB) = (a.age, b.age)
+    if ageA != ageB {
+      guard let ageA else { return true }
+      guard let ageB else { return false }
+      return ageA < ageB
+    }
+    if a.item.modified != b.item.modified { return a.item.modified < b.item.modified }
+    let (pa, pb) = (a.item.path, b.item.path)
+    return pa.count != pb.count ? pa.count < pb.count : pa < pb
   }
 }
 

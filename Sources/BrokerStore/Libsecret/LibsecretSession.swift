@@ -169,13 +169,13 @@ final class LibsecretSession {
     secret_collection_get_locked(collection.pointer(SecretCollection.self)) != 0
   }
 
-  /// Creates the item, replacing one with the same attributes unless `replace` is false;
-  /// `text` is stored as text/plain. Nil when the new item was deleted before libsecret could
-  /// load it: another process deleted it right after the write (a `logout` racing it), which
-  /// stands, as for an item gone at the read-back.
+  /// Creates a new item, whatever items with the same attributes exist (`CreateItem` with
+  /// `replace` false: KeePassXC before 2.7.6 answers a replace with an access dialog); `text` is
+  /// stored as text/plain. Nil when the new item was deleted before libsecret could load it:
+  /// another process deleted it right after the write (a `logout` racing it), which stands, as
+  /// for an item gone at the read-back.
   func create(
-    in collection: LibsecretObject, attributes: [(String, String)], label: String, text: String,
-    replace: Bool = true
+    in collection: LibsecretObject, attributes: [(String, String)], label: String, text: String
   ) throws(StoreError) -> LibsecretItem? {
     let table = AttributeTable(attributes)
     let bytes = Array(text.utf8)
@@ -189,7 +189,7 @@ final class LibsecretSession {
     var error: UnsafeMutablePointer<GError>?
     let item = secret_item_create_sync(
       collection.pointer(SecretCollection.self), cbroker_token_schema(), table.pointer, label, value,
-      replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE, deadline.cancellable, &error)
+      SECRET_ITEM_CREATE_NONE, deadline.cancellable, &error)
     // Only libsecret's own load of the new item's properties failing counts as "deleted at
     // once"; an error of CreateItem itself (a collection gone or replaced, a service without the
     // method) is the keyring's failure, and is thrown: the value was not stored.

@@ -26,8 +26,7 @@ extension LibsecretStore {
   func insertDuplicate(_ key: ItemKey, label: String, secret: Secret) async throws {
     try await perform { session throws(StoreError) in
       guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
-      _ = try session.create(
-        in: collection, attributes: key.attributes, label: label, text: secret.revealed, replace: false)
+      _ = try session.create(in: collection, attributes: key.attributes, label: label, text: secret.revealed)
     }
   }
 }

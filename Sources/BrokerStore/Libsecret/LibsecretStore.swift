@@ -16,8 +16,8 @@ internal import Dispatch
 ///   ends it with `StoreError.timedOut`, also when D-Bus activation or a reply never comes; should
 ///   libsecret ignore the cancellation (a prompt that never completes properly), the caller still
 ///   gets `.timedOut` 2 s later while the stuck call keeps the libsecret queue.
-/// - Duplicates (same attributes): `load` uses the newest (`Modified`) and deletes the other
-///   unlocked ones; `save` leaves only the item it wrote.
+/// - Duplicates (same attributes): `load` uses the newest by the document (`DocumentAge`) and
+///   deletes the other unlocked ones; `save` writes a new item, then deletes the older ones.
 /// - Items with tokenbroker's attributes but another schema (`xdg:schema` of an older writer or
 ///   another tool; none: gnome-keyring's `org.freedesktop.Secret.Generic`) are never read as
 ///   tokenbroker's and never touched by `load` or `save` (such an item may hold a refresh token);
@@ -48,12 +48,15 @@ public final class LibsecretStore: SecretStore {
     "libsecret \(SECRET_MAJOR_VERSION).\(SECRET_MINOR_VERSION).\(SECRET_MICRO_VERSION)"
   }
 
-  /// The newest unlocked matching item's document, or nil when no item matches.
+  /// The newest unlocked matching item's document, or nil when no item matches. Of duplicates
+  /// (same attributes), the newest by `DocumentAge` is read (by `Modified`, then D-Bus path, only
+  /// between documents that do not tell); the others are deleted, unless a `save` holds
+  /// `writeLock` now (between writing its item and deleting the older ones: it tidies them).
   /// - Throws: `.locked` when only locked items match, or none does while the default collection
   ///   is locked (nothing can be known then); `.corrupt` when the secret is not UTF-8;
   ///   `.unavailable`, `.timedOut`, `.backend`.
   public func load(_ key: ItemKey) async throws -> Secret? {
-    try await perform { session throws(StoreError) in
+    try await perform { [writeLock] session throws(StoreError) in
       // The usual case, one item of ours and unlocked, in two round trips; anything else below.
       if let bytes = try session.soleSecret(key.attributes) {
         guard let text = String(validating: bytes, as: UTF8.self) else { throw StoreError.corrupt(item: key.description) }
@@ -61,48 +64,62 @@ public final class LibsecretStore: SecretStore {
       }
       for _ in 1...3 {
         let items = try session.search(key.attributes)
-        let unlocked = items.filter { !$0.isLocked }.sorted(by: LibsecretItem.newerFirst)
-        guard let newest = unlocked.first else {
+        let unlocked = items.filter { !$0.isLocked }
+        if unlocked.isEmpty {
           if items.isEmpty, try !session.defaultCollectionIsLocked() { return nil }
           throw StoreError.locked
         }
-        guard let bytes = try session.secret(of: newest) else { continue }  // deleted since the search
-        for duplicate in unlocked.dropFirst() { try? session.delete(duplicate) }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw StoreError.corrupt(item: key.description) }
+        var read: [StoredItem] = []
+        for item in unlocked {  // an item deleted since the search is left out
+          if let bytes = try session.secret(of: item) { read.append(StoredItem(item: item, bytes: bytes)) }
+        }
+        guard let newest = read.max(by: StoredItem.isOlder) else { continue }
+        if read.count > 1, writeLock.map({ path in WriteLock(path: path, keepWaiting: { false }) != nil }) ?? true {
+          for other in read where other.item.path != newest.item.path { try? session.delete(other.item) }
+        }
+        guard let text = String(validating: newest.bytes, as: UTF8.self) else {
+          throw StoreError.corrupt(item: key.description)
+        }
         return Secret(text)
       }
       return nil  // found and gone again each time: deleted meanwhile
     }
   }
 
-  /// Stores `secret` under `key` in the default collection (replacing), reads it back (one retry,
-  /// for a concurrent writer of another program; an item deleted right after the write counts as
-  /// written and deleted), then deletes any other unlocked item with the
-  /// same attributes; all of it holding `writeLock`, when given and it can be taken in time.
+  /// Stores `secret` under `key` as a new item in the default collection, reads it back, then
+  /// deletes the other unlocked items with the same attributes (by D-Bus path) unless their
+  /// document is newer (`DocumentAge`: another writer's); all of it holding `writeLock`, when
+  /// given and it can be taken in time. The item is never written with
+  /// `SECRET_ITEM_CREATE_REPLACE`: KeePassXC before 2.7.6 answers a replace with an access
+  /// dialog, which nobody answers for a background refresh. Until the older items are deleted a
+  /// reader finds two and takes the newer document; an older item that cannot be deleted is left
+  /// for the next `load` (the new one is stored). A new item deleted right after the write (a
+  /// `logout` racing it) counts as written and deleted.
   /// - Throws: `.noCollection` (no `default` alias), `.locked` (the default collection is locked:
-  ///   no prompt is raised), `.readBackMismatch`, `.unavailable`, `.timedOut`, `.backend`.
+  ///   no prompt is raised), `.readBackMismatch` (the new item is deleted again, the older ones
+  ///   kept), `.unavailable`, `.timedOut`, `.backend`.
   public func save(_ key: ItemKey, label: String, secret: Secret) async throws {
     try await perform { [writeLock] session throws(StoreError) in
       let lock = writeLock.flatMap { path in WriteLock(path: path, keepWaiting: { !session.deadline.expired }) }
       defer { withExtendedLifetime(lock) {} }
       guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
       if session.isLocked(collection: collection) { throw StoreError.locked }
-      // A second attempt covers another process replacing the item between create and read-back.
-      var attempts = 0
-      var created: LibsecretItem
-      repeat {
-        attempts += 1
-        // Gone already: another process deleted it after the write (a `logout`), which stands.
-        guard let made = try session.create(in: collection, attributes: key.attributes, label: label, text: secret.revealed),
-          let back = try session.secret(of: made)
-        else { return }
-        created = made
-        if back == Array(secret.revealed.utf8) { break }
-        if attempts == 2 { throw StoreError.readBackMismatch }
-      } while true
-      let path = created.path
-      for other in try session.search(key.attributes) where other.path != path && !other.isLocked {
-        try session.delete(other)
+      let older = try session.search(key.attributes).filter { !$0.isLocked }
+      let bytes = Array(secret.revealed.utf8)
+      // Gone already: another process deleted it after the write (a `logout`), which stands.
+      guard let made = try session.create(in: collection, attributes: key.attributes, label: label, text: secret.revealed),
+        let back = try session.secret(of: made)
+      else { return }
+      guard back == bytes else {
+        try? session.delete(made)
+        throw StoreError.readBackMismatch
+      }
+      let age = DocumentAge(document: bytes)
+      for other in older where other.path != made.path {
+        if let age, let theirs = try? session.secret(of: other), let their = DocumentAge(document: theirs), their > age {
+          continue
+        }
+        try? session.delete(other)
       }
     }
   }
