@@ -38,6 +38,8 @@ public actor TokenCache {
   private let answers: KeptAnswers
   /// The accounts' container registry tokens, forgotten with the account's tokens (`drop`).
   public nonisolated let registryTokens: RegistryTokenCache
+  /// Rotated refresh tokens not yet written to the store (`AgentStore`); a `drop` keeps them.
+  public nonisolated let unwritten = UnwrittenRefreshTokens()
 
   /// - Parameter time: the clock expiries are compared with (Unix seconds).
   public init(time: any TimeSource) {

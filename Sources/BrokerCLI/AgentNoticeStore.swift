@@ -26,6 +26,8 @@ struct AgentNoticeStore: SecretStore {
 
   func keys(account: String?) async throws -> [ItemKey] { try await base.keys(account: account) }
 
+  func preflightWrite() async throws { try await base.preflightWrite() }
+
   /// Runs `body`, then (also when it failed part way) tells the agent to drop `account`.
   private func noticing(_ account: String, when condition: Bool, _ body: () async throws -> Void) async throws {
     do {

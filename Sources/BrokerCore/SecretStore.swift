@@ -129,6 +129,10 @@ public enum StoreError: Error, Sendable, Equatable {
   case crypto(detail: String)
   /// The agent that holds the encrypted store's key did not answer at `socket`.
   case agentUnreachable(socket: String)
+  /// A refresh got a rotated refresh token for `account` that could not be written (`cause`: the
+  /// store's message); the provider has replaced the old token, so the account needs a new
+  /// sign-in unless a later write succeeds (the agent keeps the token and tries again).
+  case rotatedNotStored(account: String, cause: String)
 }
 
 extension StoreError: CustomStringConvertible {
@@ -169,6 +173,9 @@ extension StoreError: CustomStringConvertible {
     case .crypto(let detail): return "libsodium failed (\(detail)); check the libsodium23 package and try again"
     case .agentUnreachable(let socket):
       return "the agent at \(socket) did not answer; run 'tokenbroker agent stop', then 'tokenbroker unlock'"
+    case .rotatedNotStored(let account, let cause):
+      return "\(cause) (the provider has replaced the refresh token of '\(account)' and the new one could not be stored: "
+        + "if it cannot be written, '\(account)' will need 'tokenbroker login \(account)')"
     }
   }
 }

@@ -22,6 +22,8 @@ Options:
   --locked     the `login` collection (and every item) starts locked; Unlock returns a prompt
                that completes dismissed (B01/B02), CreateItem fails with IsLocked.
   --log FILE   appends one line per method call: `Interface.Method object-path` (never a secret).
+  --refuse-writes FILE  CreateItem fails (org.freedesktop.DBus.Error.Failed) while FILE exists:
+               a keyring that reads but will not write, until the test removes FILE.
   --keepassxc  KeePassXC 2.7.4's ways (Debian 12): items named by UUID, not numbered, and a
                CreateItem with `replace` answered with a prompt that never completes (its access
                dialog, which nobody answers: its bug #9255, fixed in 2.7.6).
@@ -41,6 +43,7 @@ Secrets are never printed. Object paths follow gnome-keyring's: /org/freedesktop
 
 import argparse
 import json
+import os
 import sys
 import time
 import uuid
@@ -77,8 +80,9 @@ def no_such_object(path):
 
 
 class State:
-    def __init__(self, mode, log_path, vanish=None, keepassxc=False):
+    def __init__(self, mode, log_path, vanish=None, keepassxc=False, refuse_writes=None):
         self.mode = mode
+        self.refuse_writes = refuse_writes
         self.keepassxc = keepassxc
         self.log_path = log_path
         self.counter = 0
@@ -244,6 +248,8 @@ class Collection(PropertiesObject):
             raise locked_error()
         if self.state.vanish == "create-fails":
             raise no_such_object(self.path_name())
+        if self.state.refuse_writes and os.path.exists(self.state.refuse_writes):
+            raise SecretError("org.freedesktop.DBus.Error.Failed", "the fake refuses writes")
         if replace and self.state.keepassxc:
             path = "%s/prompt/%d" % (SERVICE_PATH, self.state.next_id())
             Prompt(self.bus, path, self.state, "o", answered=False)
@@ -408,11 +414,12 @@ def main():
     parser.add_argument("--log")
     parser.add_argument("--vanish", choices=["search", "secret", "create", "create-fails"])
     parser.add_argument("--keepassxc", action="store_true")
+    parser.add_argument("--refuse-writes")
     args = parser.parse_args()
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SessionBus()
-    state = State(args.mode, args.log, args.vanish, args.keepassxc)
+    state = State(args.mode, args.log, args.vanish, args.keepassxc, args.refuse_writes)
     if args.mode == "hang":
         bus.add_message_filter(swallow_method_calls)
     else:

@@ -75,13 +75,15 @@ class Bus:
         self.wait_for_name("org.freedesktop.secrets")
         return p
 
-    def start_fake_secret_service(self, mode, seed=None, locked=False, log=None, vanish=None, keepassxc=False):
+    def start_fake_secret_service(self, mode, seed=None, locked=False, log=None, vanish=None, keepassxc=False,
+                                  refuse_writes=None):
         """The fake Secret Service (Tests/Integration/fake_secret_service.py) for failures a real
         gnome-keyring cannot show. `seed`: a JSON file of items; `locked`: the collection starts
         locked (prompts complete dismissed); `log`: a file that gets one line per method call;
         `vanish`: `search` or `secret`, every item goes after the first search that finds some;
         `create`, every item goes as the first CreateItem answers; `keepassxc`: UUID item paths and
-        a replace answered with a prompt that never completes (KeePassXC 2.7.4)."""
+        a replace answered with a prompt that never completes (KeePassXC 2.7.4); `refuse_writes`:
+        a file, while which exists CreateItem fails."""
         args = [SYSTEM_PYTHON, os.path.join(HERE, "fake_secret_service.py"), "--mode", mode]
         if seed:
             args += ["--seed", seed]
@@ -93,6 +95,8 @@ class Bus:
             args += ["--vanish", vanish]
         if keepassxc:
             args += ["--keepassxc"]
+        if refuse_writes:
+            args += ["--refuse-writes", refuse_writes]
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self.env(), text=True)
         self.procs.append(p)
         line = p.stdout.readline().strip()

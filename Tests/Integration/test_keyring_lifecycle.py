@@ -114,6 +114,59 @@ class KeePassXCWriteTest(KeyringTestCase):
         self.assertEqual(len(self.refresh_token_items()), 1)
 
 
+class RotatedTokenNotStoredTest(KeyringTestCase):
+    """A keyring that reads but will not write, under strict rotation: the redeemed refresh token
+    is dead the moment the provider answers."""
+    keyring = False
+    emulator_options = {"device_code_interval": 1, "refresh_token_reuse": "reject"}
+
+    def refresh_tokens_sent(self):
+        return [q["form"]["refresh_token"] for q in self.emu.requests(grant_type="refresh_token")]
+
+    @needs_fake
+    def test_the_agent_keeps_a_rotated_token_it_could_not_write(self):
+        """The first `token get` exits 5 saying the account will need `tokenbroker login` if the
+        new token cannot be written; the agent keeps the new token, so the next one refreshes
+        with it, not with the dead stored one (which was rejected and deleted: signed out); once
+        the keyring writes again, the kept token is stored and the account works."""
+        refuse = os.path.join(self.tmp, "refuse-writes")
+        open(refuse, "w").close()
+        self.bus.start_fake_secret_service("normal", seed=self.seed_refresh_tokens("RT-UNWRITTEN-1"),
+                                           refuse_writes=refuse)
+        first = self.run_broker("token", "get", "work")
+        self.assert_store_failure(first, "tokenbroker login work")
+        second = self.run_broker("token", "get", "work")
+        self.assert_store_failure(second, "tokenbroker login work")
+        sent = self.refresh_tokens_sent()
+        self.assertEqual(len(sent), 2, sent)
+        self.assertEqual(sent[0], "RT-UNWRITTEN-1")
+        self.assertNotEqual(sent[1], "RT-UNWRITTEN-1")
+        os.remove(refuse)
+        third = self.run_broker("token", "get", "work")
+        self.assertEqual(third.returncode, 0, third.stderr)
+        items = [i for i in self.keyring_items("work") if i["attributes"].get("kind") == "refresh-token"]
+        self.assertEqual(len(items), 1, items)
+        stored = json.loads(items[0]["secret"])["refresh_token"]
+        self.assertIn(stored, self.issued_refresh_tokens())
+        again = self.run_broker("token", "get", "work", "--force-refresh")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual(self.refresh_tokens_sent()[-1], stored)
+
+    @needs_fake
+    def test_without_the_agent_the_write_is_tried_again_and_the_message_names_login(self):
+        """`agent = off`: the write is made 3 times, then exit 5 naming `tokenbroker login work`."""
+        self.write_config(self.default_config(extra_broker="agent = off"))
+        refuse = os.path.join(self.tmp, "refuse-writes")
+        open(refuse, "w").close()
+        log = self.fake_log()
+        self.bus.start_fake_secret_service("normal", seed=self.seed_refresh_tokens("RT-UNWRITTEN-2"),
+                                           refuse_writes=refuse, log=log)
+        r = self.run_broker("token", "get", "work")
+        self.assert_store_failure(r, "tokenbroker login work")
+        with open(log) as f:
+            self.assertEqual(sum(1 for line in f if line.startswith("Collection.CreateItem")), 3)
+
+
 class SignOutTest(KeyringTestCase):
 
     def two_accounts(self):

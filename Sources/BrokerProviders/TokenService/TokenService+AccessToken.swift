@@ -182,6 +182,8 @@ extension TokenService {
       guard let record = try await loadRefreshRecord(name) else {
         throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
       }
+      // Before the grant is spent: a rotated token the store cannot take would be lost.
+      try await store.preflightWrite()
       let (grant, used) = try await refreshHandlingRejection(
         provider, record, account: account, scopes: requested, claims: claims)
       do {
@@ -309,10 +311,40 @@ extension TokenService {
     record.identity = identity
     record.tenant = previous.tenant ?? grant.identity?.tenantID
     record.objectID = previous.objectID ?? grant.identity?.objectID
-    let key = ItemKey.refreshToken(account.name)
-    try await store.save(key, label: label(key, account), secret: record.encoded())
+    try await saveRotated(record, account: account)
     return identity
   }
+
+  /// Writes a rotated refresh token. The rule: the provider has already replaced the token it
+  /// came from (with strict rotation the old one is dead), so the new one is never thrown away.
+  /// The refresh checked the store first (`preflightWrite`); a write that fails all the same is
+  /// made again, `rotatedWriteAttempts` times in all within the store's bound
+  /// (`rotatedWriteSeconds`, interface.md §7), and then fails with
+  /// `StoreError.rotatedNotStored` (exit 5, saying the account will need `tokenbroker login` if
+  /// the token cannot be written). Inside the agent the store (`AgentStore`) keeps a token it
+  /// could not write in memory, serves refreshes from it and writes it at its next use.
+  /// - Throws: `StoreError.rotatedNotStored`; what the store throws that is not a `StoreError`.
+  func saveRotated(_ record: RefreshTokenRecord, account: AccountConfig) async throws {
+    let key = ItemKey.refreshToken(account.name)
+    let started = time.now
+    var attempt = 1
+    while true {
+      do {
+        return try await store.save(key, label: label(key, account), secret: record.encoded())
+      } catch let error as StoreError {
+        guard attempt < Self.rotatedWriteAttempts, time.now - started < Self.rotatedWriteSeconds else {
+          throw StoreError.rotatedNotStored(account: account.name, cause: error.description)
+        }
+        diagnostics.note("could not store the rotated refresh token of '\(account.name)' (\(error)); trying again")
+        attempt += 1
+        try await time.sleep(seconds: 0.5)
+      }
+    }
+  }
+
+  /// How many times, and for how many seconds at most, a rotated refresh token is written.
+  static let rotatedWriteAttempts = 3
+  static let rotatedWriteSeconds: Int64 = 10
 }
 
 /// A refresh finished after another sign-in had replaced the refresh token it redeemed.

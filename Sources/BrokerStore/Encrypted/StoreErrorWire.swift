@@ -24,6 +24,7 @@ public enum StoreErrorWire {
     case .encryptedFileDamaged(let path, let detail): return ["damaged", path, detail]
     case .crypto(let detail): return ["crypto", detail]
     case .agentUnreachable(let socket): return ["agent-unreachable", socket]
+    case .rotatedNotStored(let account, let cause): return ["rotated-not-stored", account, cause]
     }
   }
 
@@ -50,6 +51,7 @@ public enum StoreErrorWire {
     case "damaged": return .encryptedFileDamaged(path: at(1), detail: at(2))
     case "crypto": return .crypto(detail: at(1))
     case "agent-unreachable": return .agentUnreachable(socket: at(1))
+    case "rotated-not-stored": return .rotatedNotStored(account: at(1), cause: at(2))
     default: return .file(path: path, detail: "the agent answered: " + lines.joined(separator: " "))
     }
   }

@@ -7,13 +7,16 @@ actor RecordingStore: SecretStore {
   let inner = InMemorySecretStore()
   /// `load|save|delete <key>` and `keys <account or *>` per call, in order.
   private(set) var log: [String] = []
-  /// Saves of these kinds throw `StoreError.backend`.
-  private(set) var failingSaves: Set<ItemKind> = []
+  /// Saves of these kinds throw `StoreError.backend`, each as many more times as given.
+  private(set) var failingSaves: [ItemKind: Int] = [:]
+  /// What `preflightWrite` throws, or nil.
+  private var preflightError: StoreError?
 
   /// Runs before every save (e.g. a clock that moves while the keyring writes).
   private var beforeSave: (@Sendable () -> Void)?
 
-  func failSaves(of kind: ItemKind) { failingSaves.insert(kind) }
+  func failSaves(of kind: ItemKind, times: Int = .max) { failingSaves[kind] = times }
+  func failPreflight(with error: StoreError) { preflightError = error }
   func whenSaving(_ body: @escaping @Sendable () -> Void) { beforeSave = body }
 
   func load(_ key: ItemKey) async throws -> Secret? {
@@ -24,7 +27,10 @@ actor RecordingStore: SecretStore {
   func save(_ key: ItemKey, label: String, secret: Secret) async throws {
     log.append("save \(key)")
     beforeSave?()
-    if failingSaves.contains(key.kind) { throw StoreError.backend(detail: "test failure") }
+    if let times = failingSaves[key.kind] {
+      failingSaves[key.kind] = times > 1 ? times - 1 : nil
+      throw StoreError.backend(detail: "test failure")
+    }
     try await inner.save(key, label: label, secret: secret)
   }
 
@@ -33,13 +39,18 @@ actor RecordingStore: SecretStore {
     try await inner.delete(key)
   }
 
+  func preflightWrite() async throws {
+    log.append("preflight")
+    if let preflightError { throw preflightError }
+  }
+
   func keys(account: String?) async throws -> [ItemKey] {
     log.append("keys \(account ?? "*")")
     return try await inner.keys(account: account)
   }
 
   /// The writes only (saves and deletes).
-  var writes: [String] { log.filter { !$0.hasPrefix("load ") && !$0.hasPrefix("keys ") } }
+  var writes: [String] { log.filter { !$0.hasPrefix("load ") && !$0.hasPrefix("keys ") && $0 != "preflight" } }
 
   // MARK: direct access for arranging and checking
 

@@ -105,12 +105,38 @@ import Testing
     #expect(record.obtainedAt == Fixtures.start)
   }
 
-  @Test func aFailureToStoreTheRotatedTokenPropagatesAndNothingIsReturned() async throws {
+  /// A rotated token that cannot be stored is written again (3 times in all), then the call
+  /// fails with exit 5 saying the account will need a new sign-in if it cannot be written; no
+  /// access token is handed out or cached.
+  @Test func aFailureToStoreTheRotatedTokenIsTriedAgainThenPropagatesAndNothingIsReturned() async throws {
     let h = Harness([Fixtures.tokenReply(at: "AT2", rt: "RT2")])
     try await h.store.putRefreshToken("RT1")
     await h.store.failSaves(of: .refreshToken)
-    await #expect(throws: StoreError.backend(detail: "test failure")) { try await h.get() }
+    let failure = StoreError.rotatedNotStored(account: "work", cause: StoreError.backend(detail: "test failure").description)
+    await #expect(throws: failure) { try await h.get() }
+    #expect(failure.description.contains("'work' will need 'tokenbroker login work'"))
     #expect(try await h.store.accessRecord(h.scopes) == nil)
+    #expect(await h.store.writes == Array(repeating: "save work/refresh-token", count: 3))
+  }
+
+  /// A write of the rotated token that fails once is made again: the token is stored and handed out.
+  @Test func aRotatedTokenWhoseWriteFailedOnceIsWrittenAgain() async throws {
+    let h = Harness([Fixtures.tokenReply(at: "AT2", rt: "RT2")])
+    try await h.store.putRefreshToken("RT1")
+    await h.store.failSaves(of: .refreshToken, times: 1)
+    #expect(try await h.get().accessToken == Secret("AT2"))
+    #expect(try await h.store.refreshRecord()?.refreshToken == Secret("RT2"))
+  }
+
+  /// The store is checked before the refresh token is spent: one that cannot be written now
+  /// fails the call (exit 5) with no refresh sent, so no rotated token can be lost.
+  @Test func theStoreIsCheckedBeforeTheRefreshTokenIsSpent() async throws {
+    let h = Harness([Fixtures.tokenReply(at: "AT2", rt: "RT2")])
+    try await h.store.putRefreshToken("RT1")
+    await h.store.failPreflight(with: .noCollection)
+    await #expect(throws: StoreError.noCollection) { try await h.get() }
+    #expect(h.refreshTokensSent == [])
+    #expect(try await h.store.refreshRecord()?.refreshToken == Secret("RT1"))
   }
 
   @Test func aFailureToCacheTheAccessTokenIsOnlyAWarning() async throws {
