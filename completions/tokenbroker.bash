@@ -8,7 +8,7 @@ _tokenbroker_account_keys="--issuer --client-auth --client-id --client-secret --
   --tenant --scopes --hosts --git-username --flow --login-hint --redirect-port --authority
   --authorization-endpoint --token-endpoint --device-authorization-endpoint --revocation-endpoint
   --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime --project --project-number
-  --resource-manager-endpoint --kube-token --forward"
+  --resource-manager-endpoint --kube-token --forward --mail --mail-scopes"
 
 _tokenbroker_accounts() {
     local tb=${COMP_WORDS[0]} i
@@ -37,7 +37,8 @@ _tokenbroker() {
     # of --config do not count).
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        --config | --format | --scope | --min-valid | --login-hint | --cookies-from | --provider | --url | --claims)
+        --config | --format | --scope | --min-valid | --login-hint | --cookies-from | --provider | --url | --claims | \
+            --for | --user | --host | --port)
             ((i++)) ;;
         -*) ;;
         *)
@@ -54,7 +55,8 @@ _tokenbroker() {
         compopt -o filenames 2>/dev/null
         COMPREPLY=($(compgen -f -- "$cur"))
         return ;;
-    --format) _tokenbroker_reply $'token\nheader\njson\nenv\ncookiejar\nexec-credential' "$cur"; return ;;
+    --format) _tokenbroker_reply $'token\nheader\njson\nenv\ncookiejar\nexec-credential\nxoauth2\noauthbearer' "$cur"; return ;;
+    --for) _tokenbroker_reply $'imap\npop\nsmtp' "$cur"; return ;;
     --provider) _tokenbroker_reply $'azure\ngoogle\nsharepoint\noidc' "$cur"; return ;;
     --client-auth) _tokenbroker_reply $'client_secret_basic\nclient_secret_post\nnone' "$cur"; return ;;
     --flow) _tokenbroker_reply $'browser\ndevice-code' "$cur"; return ;;
@@ -63,7 +65,7 @@ _tokenbroker() {
     --forward) _tokenbroker_reply $'yes\nno' "$cur"; return ;;
     --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;
     --via) _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"; return ;;
-    --scope | --min-valid | --login-hint | --passphrase-fd | --url | --claims) return ;;
+    --scope | --min-valid | --login-hint | --passphrase-fd | --url | --claims | --user | --host | --port) return ;;
     esac
 
     if [[ -z $cmd ]]; then
@@ -97,7 +99,7 @@ _tokenbroker() {
         options="--" ;;
     token)
         if [[ -z $sub ]]; then _tokenbroker_reply "get" "$cur"; return; fi
-        options="--scope --min-valid --force-refresh --claims --format --json"
+        options="--scope --for --min-valid --force-refresh --claims --format --json --user --host --port"
         ((nargs == 1)) && accounts=1 ;;
     account)
         case $sub in

@@ -13,7 +13,8 @@ function __tokenbroker_words
             continue
         end
         switch $t
-            case --config --format --scope --min-valid --login-hint --cookies-from --provider --url --claims
+            case --config --format --scope --min-valid --login-hint --cookies-from --provider --url --claims \
+                    --for --user --host --port
                 set skip 1
             case '-*'
             case '*'
@@ -104,7 +105,11 @@ complete -c tokenbroker -n '__tokenbroker_in token' -l scope -x -d 'request thes
 complete -c tokenbroker -n '__tokenbroker_in token' -l min-valid -x -d 'seconds the token must stay valid'
 complete -c tokenbroker -n '__tokenbroker_in token' -l force-refresh -d 'refresh even if still valid'
 complete -c tokenbroker -n '__tokenbroker_in token' -l claims -x -d 'claims of an insufficient_claims challenge'
-complete -c tokenbroker -n '__tokenbroker_in token' -l format -x -a 'token header json env cookiejar exec-credential' -d 'output format'
+complete -c tokenbroker -n '__tokenbroker_in token' -l format -x -a 'token header json env cookiejar exec-credential xoauth2 oauthbearer' -d 'output format'
+complete -c tokenbroker -n '__tokenbroker_in token' -l for -x -a 'imap pop smtp' -d 'a mail token for this protocol'
+complete -c tokenbroker -n '__tokenbroker_in token' -l user -x -d 'the SASL user name (xoauth2, oauthbearer)'
+complete -c tokenbroker -n '__tokenbroker_in token' -l host -x -d 'the mail server (oauthbearer)'
+complete -c tokenbroker -n '__tokenbroker_in token' -l port -x -d "the mail server's port (oauthbearer)"
 complete -c tokenbroker -n '__tokenbroker_in token version accounts status forward' -l json -d 'print JSON'
 complete -c tokenbroker -n '__tokenbroker_in status' -l url -x -d 'which rule, account and helpers serve this URL'
 complete -c tokenbroker -n '__tokenbroker_in accounts' -l names -d 'print only the account names'
@@ -120,7 +125,7 @@ complete -c tokenbroker -n '__tokenbroker_in_add' -l replace -d 'overwrite an ex
 for key in issuer client-id client-secret device-client-id device-client-secret scopes hosts git-username \
         login-hint redirect-port authority authorization-endpoint token-endpoint \
         device-authorization-endpoint revocation-endpoint userinfo-endpoint site cookie-lifetime project \
-        project-number resource-manager-endpoint
+        project-number resource-manager-endpoint mail-scopes
     complete -c tokenbroker -n '__tokenbroker_in_add' -l $key -x -d 'account key'
 end
 complete -c tokenbroker -n '__tokenbroker_in_add' -l client-auth -x -a 'client_secret_basic client_secret_post none' -d 'client authentication'
@@ -129,6 +134,7 @@ complete -c tokenbroker -n '__tokenbroker_in_add' -l flow -x -a 'browser device-
 complete -c tokenbroker -n '__tokenbroker_in_add' -l mode -x -a 'bearer cookie imported-cookies' -d 'SharePoint mode'
 complete -c tokenbroker -n '__tokenbroker_in_add' -l kube-token -x -a 'access id' -d 'token exec-credential hands kubectl (oidc)'
 complete -c tokenbroker -n '__tokenbroker_in_add' -l forward -x -a 'yes no' -d 'serve this account on the forwarding socket'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l mail -x -a 'imap pop smtp' -d 'mail protocols whose consent login asks'
 complete -c tokenbroker -n '__tokenbroker_in_add' -l via -x -a '(__tokenbroker_accounts)' -d 'azure account (SharePoint)'
 complete -c tokenbroker -n '__tokenbroker_in_add' -l ca-file -r -F -d 'extra PEM bundle'
 

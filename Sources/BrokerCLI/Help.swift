@@ -52,6 +52,8 @@ enum Help {
       refresh-margin (or --min-valid) seconds are left. Never interactive: exits 3 when you
       need to run 'tokenbroker login ACCOUNT'.
         --scope S          request these scopes instead of the account's (repeatable)
+        --for P            a mail token for imap, pop or smtp (the provider's mail scopes, one
+                           token for every protocol in the account's 'mail' key)
         --min-valid N      the token must stay valid at least N more seconds
         --force-refresh    refresh even if the cached token is still valid
         --claims C         the claims of a resource's insufficient_claims challenge (JSON or
@@ -61,6 +63,9 @@ enum Help {
                            (name=value pairs), header (Cookie:), json, cookiejar (Netscape file)
                            env: NAME=VALUE lines without 'export', for the shell's eval; to
                            hand them to child processes: set -a; eval "$(...)"; set +a
+                           xoauth2, oauthbearer: the SASL string, base64, for --user U
+                           (default: the account's identity); oauthbearer also names --host H
+                           and --port P when given
         --json             the same as --format json (not with another --format)
       """,
     "logout": """

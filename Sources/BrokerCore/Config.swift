@@ -123,6 +123,11 @@ public struct AccountConfig: Sendable, Equatable {
   /// Whether callers on the agent's forwarding socket may get this account's access tokens
   /// (`forward = yes`; interface.md §8).
   public var forward = false
+  /// The mail protocols whose consent `login` asks up front and whose scopes one mail token
+  /// carries (`mail = imap pop smtp`, any of them; `MailScopes`).
+  public var mail: [MailProtocol] = []
+  /// oidc: the scopes of a mail token (`mail-scopes`); empty when not set.
+  public var mailScopes: [String] = []
 
   public init(name: String, provider: ProviderKind) {
     self.name = name

@@ -11,7 +11,7 @@ public enum ConfigParser {
     "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "authorization-endpoint",
     "token-endpoint", "device-authorization-endpoint", "revocation-endpoint", "userinfo-endpoint", "ca-file",
     "site", "via", "mode", "cookie-lifetime", "project", "kube-token",
-    "project-number", "resource-manager-endpoint", "forward",
+    "project-number", "resource-manager-endpoint", "forward", "mail", "mail-scopes",
   ]
   private static let hostKeys: Set<String> = ["account", "scopes", "username", "registry"]
 
@@ -125,6 +125,13 @@ public enum ConfigParser {
         }
       case "forward":
         a.forward = try choice(["yes": true, "no": false][e.value], e, g, "yes or no")
+      case "mail":
+        a.mail = try ScopeSet.split(e.value).map { word in
+          guard let p = MailProtocol(rawValue: word) else { throw bad(e, g, "'\(word)' is not one of imap, pop or smtp, space separated") }
+          return p
+        }
+        if provider == .sharepoint { throw bad(e, g, "sharepoint accounts have no mail tokens; set mail in their 'via' account") }
+      case "mail-scopes": a.mailScopes = ScopeSet.split(e.value)
       default: warnings.append(unknownKey(e, g))
       }
     }

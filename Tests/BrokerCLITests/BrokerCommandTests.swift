@@ -14,6 +14,10 @@ import Testing
     ["frobnicate"], ["token"], ["token", "put", "work"], ["token", "get"], ["token", "get", "a", "b"],
     ["token", "get", "work", "--format", "xml"], ["token", "get", "work", "--min-valid", "-3"], ["logout"],
     ["login", "work", "--device-code", "--browser"], ["--config"], ["accounts", "--bogus"],
+    ["token", "get", "work", "--for", "imaps"], ["token", "get", "work", "--for", "imap", "--scope", "s"],
+    ["token", "get", "work", "--user", "u"], ["token", "get", "work", "--format", "xoauth2", "--host", "h"],
+    ["token", "get", "work", "--format", "oauthbearer", "--port", "x"],
+    ["token", "get", "work", "--for", "smtp", "--format", "exec-credential"],
   ])
   func usageErrorsExit64WithErrorAndUsage(args: [String]) async throws {
     let h = try CLIHarness(config: fileStoreConfig)

@@ -41,6 +41,7 @@ import Testing
       "authority": "https://login.example.com", "issuer": "https://login.example.com", "ca-file": "/etc/ssl/ca.pem",
       "site": "https://contoso.sharepoint.com", "mode": "bearer", "cookie-lifetime": "60", "kube-token": "id",
       "hosts": "git.example.com", "project-number": "123456789012", "forward": "yes",
+      "mail": "imap smtp",
     ]
     let endpoint = "https://login.example.com/x"
     let account = ConfigKeys.account.map { key in

@@ -8,7 +8,7 @@ from harness import BrokerTestCase
 from shell_completion import ShellCompletionTests
 COMMANDS = {"login", "logout", "revoke", "token", "accounts", "status", "account", "setup-git", "get", "store",
             "erase", "capability", "agent", "version", "unlock", "lock", "forward", "exec"}
-FORMATS = {"token", "header", "json", "env", "cookiejar", "exec-credential"}
+FORMATS = {"token", "header", "json", "env", "cookiejar", "exec-credential", "xoauth2", "oauthbearer"}
 
 # Each case: the command line typed (the last word is the one being completed) and what the
 # offer must equal (a set) for every shell.
@@ -24,7 +24,8 @@ CASES = [
     ("tokenbroker token get ", {"work", "home-lab"}),
     ("tokenbroker token get work --format ", FORMATS),
     ("tokenbroker token get work --format e", {"env", "exec-credential"}),
-    ("tokenbroker token get work --f", {"--force-refresh", "--format"}),
+    ("tokenbroker token get work --f", {"--force-refresh", "--format", "--for"}),
+    ("tokenbroker token get work --for ", {"imap", "pop", "smtp"}),
     ("tokenbroker --config {other} token get ", {"solo"}),
     ("tokenbroker account ", {"add", "remove"}),
     ("tokenbroker account remove ", {"work", "home-lab"}),

@@ -2,8 +2,11 @@ import BrokerCore
 import BrokerWire
 import BrokerProviders
 
-/// `tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--format F]`:
-/// prints a valid credential, refreshing silently; never interactive (interface.md §3).
+/// `tokenbroker token get ACCOUNT [--scope S]... [--for imap|pop|smtp] [--min-valid SECONDS]
+/// [--force-refresh] [--format F] [--user U] [--host H] [--port P]`: prints a valid credential,
+/// refreshing silently; never interactive (interface.md §3). `--for` asks the mail scopes of the
+/// protocol (`MailScopes`; README, "Mail clients"), `--format xoauth2 | oauthbearer` prints the
+/// SASL string (`SASLFormat`) for `--user` (default: the account's identity), `--host` and `--port`.
 enum TokenCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let usage = Help.usage("token")
@@ -18,6 +21,29 @@ enum TokenCommand {
     let formatName = a.flag("json") ? "json" : (a.value("format") ?? "token")
     guard let format = TokenFormat(rawValue: formatName) else {
       throw UsageError("unknown format '\(formatName)' (\(CommandTable.formats.joined(separator: ", ")))", usage: usage)
+    }
+    let mail = try a.value("for").map { name in
+      guard let p = MailProtocol(rawValue: name) else {
+        throw UsageError("unknown protocol '\(name)' for --for (imap, pop or smtp)", usage: usage)
+      }
+      return p
+    }
+    if mail != nil, !a.values("scope").isEmpty {
+      throw UsageError("--for chooses the scopes of the mail token; it cannot go with --scope", usage: usage)
+    }
+    let sasl = SASLFormat.Mechanism(rawValue: format.rawValue)
+    if sasl == nil, let option = ["user", "host", "port"].first(where: { a.value($0) != nil }) {
+      throw UsageError("--\(option) is for --format xoauth2 or oauthbearer", usage: usage)
+    }
+    if sasl == .xoauth2, let option = ["host", "port"].first(where: { a.value($0) != nil }) {
+      throw UsageError("--\(option) is for --format oauthbearer (XOAUTH2 carries no \(option))", usage: usage)
+    }
+    let port = try a.value("port").map { text in
+      guard let n = Int(text), (1...65535).contains(n) else { throw UsageError("--port must be a port number, 1 to 65535", usage: usage) }
+      return n
+    }
+    if let mail {
+      return try await mailToken(account: account, for: mail, args: a, format: format, port: port, runtime: runtime)
     }
     if let account = try runtime.config().account(named: account), account.provider == .sharepoint, account.mode != .bearer {
       let cookies = try await runtime.tokenService().cookies(account: account.name, forceRefresh: a.flag("force-refresh"))
@@ -49,15 +75,75 @@ enum TokenCommand {
           account: account, scopes: requested, minValid: try a.seconds("min-valid"), forceRefresh: a.flag("force-refresh"),
           kind: kubeID ? .idToken : .accessToken)
       }
-    runtime.context.writeOutput(format.render(token, execCredential: execVersion))
+    try write(token, format: format, execCredential: execVersion, args: a, port: port, runtime: runtime)
     // A lifetime the provider does not issue cannot be met by refreshing: say so, every time.
-    let left = token.expiresOn - SystemTime().now
-    if let minValid = try a.seconds("min-valid"), claims == nil, left < Int64(minValid) {
-      runtime.context.say(
-        "warning: the provider issued a token valid for \(max(0, left)) s, less than --min-valid \(minValid); it issues no longer ones")
-      return .success
-    }
+    if claims == nil, try warnIfShort(token, args: a, runtime: runtime) { return .success }
     if claims == nil { runtime.answerIsPure() }  // absolute times only (expires_on, expirationTimestamp)
     return .success
+  }
+
+  /// `--for P`: the mail token, its scopes from `MailScopes`. A refusal that consent would cure
+  /// (`consent_required`, `interaction_required`, Google's `invalid_scope` for a scope not granted
+  /// at sign-in) exits 3 naming the scopes and how to get them: `mail = …` in the account (so every
+  /// protocol shares the token), and `tokenbroker login ACCOUNT --scope S…`, whose sign-in asks
+  /// consent for them and whose refresh token serves the account's own scopes as well.
+  private static func mailToken(
+    account name: String, for mail: MailProtocol, args a: Arguments, format: TokenFormat, port: Int?, runtime: Runtime
+  ) async throws -> ExitStatus {
+    let usage = Help.usage("token")
+    if format == .cookiejar { throw UsageError("--for hands out bearer tokens; --format cookiejar is for cookie accounts", usage: usage) }
+    if format == .execCredential { throw UsageError("--for is for mail clients; --format exec-credential is kubectl's", usage: usage) }
+    let account = try runtime.config().requireAccount(name)
+    let scopes = try MailScopes.scopes(for: mail, account: account)
+    let token: IssuedToken
+    do {
+      token = try await runtime.accessToken(
+        account: name, scopes: scopes, minValid: try a.seconds("min-valid"), forceRefresh: a.flag("force-refresh"), kind: .accessToken)
+    } catch let e as ProviderError {
+      let reason: String
+      switch e {
+      case .stepUpRequired(_, let why, _, _): reason = why
+      case .rejected(_, "invalid_scope", let detail): reason = "invalid_scope: " + detail
+      default: throw e
+      }
+      let keyed = account.mail.contains(mail)
+      let wanted = (account.mail + (keyed ? [] : [mail])).map(\.rawValue)
+      let login = "tokenbroker login \(name)" + scopes.items.map { " --scope " + $0 }.joined()
+      throw HelperError(
+        status: .signInRequired,
+        description: "'\(name)' has no consent for \(scopes.items.joined(separator: " ")) (\(reason)); "
+          + (keyed ? "" : "add 'mail = \(wanted.joined(separator: " "))' to [account \(name)], then ")
+          + "run '\(login)' to consent")
+    }
+    try write(token, format: format, execCredential: .v1, args: a, port: port, runtime: runtime)
+    if try !warnIfShort(token, args: a, runtime: runtime) { runtime.answerIsPure() }
+    return .success
+  }
+
+  /// Prints `token` as `format`; the SASL formats for `--user` (default: the token's identity).
+  /// - Throws: `UsageError` when a SASL format has no user name to carry.
+  private static func write(
+    _ token: IssuedToken, format: TokenFormat, execCredential: ExecCredentialVersion, args a: Arguments, port: Int?,
+    runtime: Runtime
+  ) throws {
+    guard let sasl = SASLFormat.Mechanism(rawValue: format.rawValue) else {
+      runtime.context.writeOutput(format.render(token, execCredential: execCredential))
+      return
+    }
+    guard let user = a.value("user") ?? token.identity else {
+      throw UsageError("the sign-in of '\(token.account)' names no user; pass --user with the mailbox's address", usage: Help.usage("token"))
+    }
+    runtime.context.writeOutput(
+      SASLFormat.render(sasl, token: token.accessToken.revealed, user: user, host: a.value("host"), port: port))
+  }
+
+  /// Warns when `token` expires sooner than `--min-valid` (the provider issues no longer ones);
+  /// true when it did.
+  private static func warnIfShort(_ token: IssuedToken, args a: Arguments, runtime: Runtime) throws -> Bool {
+    let left = token.expiresOn - SystemTime().now
+    guard let minValid = try a.seconds("min-valid"), left < Int64(minValid) else { return false }
+    runtime.context.say(
+      "warning: the provider issued a token valid for \(max(0, left)) s, less than --min-valid \(minValid); it issues no longer ones")
+    return true
   }
 }

@@ -11,7 +11,9 @@ enum CommandTable {
   static let globalOptions = [CommandOption("config", .file("FILE")), CommandOption("verbose")]
 
   /// The values of `token get --format` (BrokerCLI's `TokenFormat`).
-  static let formats = ["token", "header", "json", "env", "exec-credential", "cookiejar"]
+  static let formats = ["token", "header", "json", "env", "exec-credential", "cookiejar", "xoauth2", "oauthbearer"]
+  /// The values of `token get --for` (BrokerCore's `MailProtocol`).
+  static let mailProtocols = ["imap", "pop", "smtp"]
   /// The values of `account add --provider` (BrokerCore's `ProviderKind`).
   static let providers = ["azure", "google", "sharepoint", "oidc"]
 
@@ -34,13 +36,14 @@ enum CommandTable {
     CommandDeclaration(
       "token", listing: [("token get ACCOUNT [options]", "print a valid access token (refreshes silently)")],
       usage:
-        "usage: tokenbroker token get ACCOUNT [--scope S]... [--min-valid SECONDS] [--force-refresh] [--claims C] [--format token|header|json|env|exec-credential|cookiejar | --json]",
+        "usage: tokenbroker token get ACCOUNT [--scope S]... [--for imap|pop|smtp] [--min-valid SECONDS] [--force-refresh] [--claims C] [--format token|header|json|env|exec-credential|cookiejar|xoauth2|oauthbearer | --json] [--user U] [--host H] [--port P]",
       forms: [
         CommandForm(
           "get", arguments: ["ACCOUNT"],
           options: [
-            scope, CommandOption("min-valid", .text("SECONDS")), CommandOption("force-refresh"),
-            CommandOption("claims", .text("C")), CommandOption("format", .choice("F", formats)), json,
+            scope, CommandOption("for", .choice("P", mailProtocols)), CommandOption("min-valid", .text("SECONDS")),
+            CommandOption("force-refresh"), CommandOption("claims", .text("C")), CommandOption("format", .choice("F", formats)),
+            json, CommandOption("user", .text("U")), CommandOption("host", .text("H")), CommandOption("port", .text("P")),
           ])
       ]),
     CommandDeclaration(

@@ -4,7 +4,8 @@ import BrokerProviders
 /// The `token get --format` renderings of cookies (interface.md §3, protocols.md §7.4).
 enum CookieFormat {
   /// The text to print on stdout, ending with a newline.
-  /// - Throws: `UsageError` for formats that carry a bearer token only (`env`, `exec-credential`).
+  /// - Throws: `UsageError` for formats that carry a bearer token only (`env`, `exec-credential`,
+  ///   `xoauth2`, `oauthbearer`).
   static func render(_ format: TokenFormat, _ c: IssuedCookies, usage: String) throws -> String {
     switch format {
     case .token: return c.pairs + "\n"
@@ -28,7 +29,7 @@ enum CookieFormat {
       }
       return JSONText.encode(
         Doc(account: c.account, provider: "sharepoint", token_type: "cookies", expires_on: c.expiresOn, cookies: cookies)) + "\n"
-    case .env, .execCredential:
+    case .env, .execCredential, .xoauth2, .oauthbearer:
       throw UsageError(
         "'\(c.account)' hands out cookies; use --format token, header, json or cookiejar", usage: usage)
     }

@@ -7,14 +7,17 @@ enum TokenFormat: String, CaseIterable {
   case execCredential = "exec-credential"
   /// A Netscape cookie file; cookie accounts only (`CookieFormat`).
   case cookiejar
+  /// The SASL XOAUTH2 and OAUTHBEARER initial responses (`SASLFormat`); bearer tokens only.
+  case xoauth2, oauthbearer
 
   /// The text to print on stdout, ending with a newline.
   /// `cookiejar` renders nothing here: it is for cookie accounts (`CookieFormat`), and
-  /// `TokenCommand` refuses it for bearer tokens before rendering.
+  /// `TokenCommand` refuses it for bearer tokens before rendering; `xoauth2` and `oauthbearer`
+  /// neither: they need a user name, which `TokenCommand` gives `SASLFormat`.
   /// - Parameter execCredential: the ExecCredential apiVersion the caller expects.
   func render(_ t: IssuedToken, execCredential: ExecCredentialVersion = .v1) -> String {
     switch self {
-    case .cookiejar: return ""
+    case .cookiejar, .xoauth2, .oauthbearer: return ""
     case .token: return t.accessToken.revealed + "\n"
     case .header: return "Authorization: Bearer " + t.accessToken.revealed + "\n"
     case .env:

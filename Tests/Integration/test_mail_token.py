@@ -1,0 +1,78 @@
+"""`token get --for imap|pop|smtp` and `--format xoauth2 | oauthbearer` (README, "Mail clients"):
+the mail token is the same sign-in's refresh token asked for Exchange Online's scopes, one token
+for every protocol in the account's `mail` key (so IMAP and SMTP share one refresh), a consent
+refusal exits 3 naming the scopes, the `mail` key and the `login --scope` that consents, and the SASL strings decode to RFC 7628's and
+XOAUTH2's shapes."""
+import base64
+import json
+import unittest
+
+from flows import FlowTestCase
+
+IMAP = "https://outlook.office.com/IMAP.AccessAsUser.All"
+SMTP = "https://outlook.office.com/SMTP.Send"
+
+
+class MailTokenTest(FlowTestCase):
+    emulator_options = {"device_code_interval": 1}
+
+    def setUp(self):
+        super().setUp()
+        self.write_config(self.default_config(extra_account="mail = imap smtp\n"))
+        self.signed_in()
+
+    def token(self, *args, status=0):
+        r = self.run_broker("token", "get", "work", *args, timeout=30)
+        self.assertEqual(r.returncode, status, r.stderr)
+        return r
+
+    def test_imap_and_smtp_share_one_token_and_one_refresh(self):
+        before = len(self.refresh_requests())
+        imap = self.token("--for", "imap").stdout.decode().strip()
+        smtp = self.token("--for", "smtp").stdout.decode().strip()
+        self.assertEqual(imap, smtp)
+        self.assertEqual(len(self.refresh_requests()), before + 1)
+        claims = self.emu.validate_access_token(imap)
+        self.assertEqual(set(claims["scope"].split()) & {IMAP, SMTP}, {IMAP, SMTP}, claims)
+        # The account's own token (Graph) is another one, from the same refresh token.
+        graph = self.token().stdout.decode().strip()
+        self.assertNotEqual(graph, imap)
+        self.assertNotIn(IMAP, self.emu.validate_access_token(graph)["scope"])
+        self.assert_no_secret_leak()
+
+    def test_sasl_strings(self):
+        token = self.token("--for", "imap").stdout.decode().strip()
+        user = self.emu.validate_access_token(token)["username"]
+        xoauth2 = base64.b64decode(self.token("--for", "imap", "--format", "xoauth2").stdout.strip()).decode()
+        self.assertEqual(xoauth2, "user=%s\x01auth=Bearer %s\x01\x01" % (user, token))
+        bearer = self.token("--for", "smtp", "--format", "oauthbearer", "--user", "shared@contoso.example",
+                            "--host", "smtp.office365.com", "--port", "587").stdout.strip()
+        self.assertEqual(base64.b64decode(bearer).decode(),
+                         "n,a=shared@contoso.example,\x01host=smtp.office365.com\x01port=587\x01auth=Bearer %s\x01\x01"
+                         % token)
+
+    def test_a_protocol_without_consent_exits_3_naming_the_mail_key_and_login(self):
+        """Entra answers a scope the user never consented to with invalid_grant, AADSTS65001 and
+        suberror consent_required: exit 3, the refresh token kept, and the line says how to get it."""
+        self.write_config(self.default_config())  # no mail key: the sign-in asked no mail consent
+        rt = self.stored_refresh_token()
+        self.emu.add_fault("json", "token", grant_type="refresh_token", status=400, body={
+            "error": "invalid_grant", "suberror": "consent_required", "error_codes": [65001],
+            "error_description": "AADSTS65001: The user or administrator has not consented to use the application."})
+        r = self.token("--for", "pop", status=3)
+        line = r.stderr.decode()
+        self.assertIn("has no consent for https://outlook.office.com/POP.AccessAsUser.All", line)
+        self.assertIn("add 'mail = pop' to [account work], then run 'tokenbroker login work --scope "
+                      "https://outlook.office.com/POP.AccessAsUser.All' to consent", line)
+        self.assertEqual(self.stored_refresh_token(), rt)
+        self.assertEqual(r.stdout, b"")
+
+    def test_usage(self):
+        for args in (["--for", "imap", "--scope", "x"], ["--for", "imaps"], ["--format", "xoauth2", "--port", "1"],
+                     ["--user", "u"]):
+            r = self.token(*args, status=64)
+            self.assertTrue(r.stderr.startswith(b"error: "), r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
