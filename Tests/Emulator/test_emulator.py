@@ -516,6 +516,15 @@ class LogAndControlTest(EmulatorTest):
         self.assertTrue(info["active"])
         self.assertEqual(self.client.control("/introspect?token=AT-x")[1], {"active": False})
 
+    def test_introspection_can_require_a_scope(self):
+        """A resource server that takes only its own scope (a mail server: Exchange Online's
+        IMAP scope) sees another resource's token as inactive."""
+        token = self.client.sign_in()["access_token"]
+        scope = self.emu.validate_access_token(token)["scope"].split()[0]
+        self.assertTrue(self.client.control("/introspect?scope=%s&token=%s" % (scope, token))[1]["active"])
+        other = "https://outlook.office.com/IMAP.AccessAsUser.All"
+        self.assertEqual(self.client.control("/introspect?scope=%s&token=%s" % (other, token))[1], {"active": False})
+
     def test_jwt_access_tokens_carry_entras_claims(self):
         self.emu.configure(azure_jwt_access_tokens=True)
         body = self.client.sign_in()

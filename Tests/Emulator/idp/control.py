@@ -61,7 +61,12 @@ class ControlAPI:
         return {"revoked": self.emu.revoke_user(args.get("username"))}
 
     def _introspect(self, args):
-        return self.emu.validate_access_token(args["token"]) or {"active": False}
+        """What a resource server learns of a token (RFC 7662 §2.2's `active`, and who); with
+        `scope`, a token without that scope is inactive, as a mail server refuses a Graph token."""
+        info = self.emu.validate_access_token(args["token"])
+        if not info or ("scope" in args and args["scope"] not in info["scope"].split()):
+            return {"active": False}
+        return info
 
     def _add_faults(self, args):
         """One fault object, or {"faults": [...]}: {"kind", "endpoint", "count", "status", …}."""
