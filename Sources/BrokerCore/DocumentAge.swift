@@ -31,4 +31,17 @@ public struct DocumentAge: Comparable, Sendable {
   public static func < (a: DocumentAge, b: DocumentAge) -> Bool {
     (a.obtainedAt, a.rotations, a.expiresOn) < (b.obtainedAt, b.rotations, b.expiresOn)
   }
+
+  /// Whether this document was written after `other` by what both say: a later `obtained_at`, or
+  /// more rotations; `expires_on` decides only where neither has an `obtained_at`. A writer keeps
+  /// another item only when it is newer so: two access tokens obtained in the same second are
+  /// alike, and the one just written stands (a `--force-refresh` within the second of the token
+  /// it replaces, whose new token the provider gave a shorter lifetime, would otherwise lose to
+  /// the old one, and every later call would get the token the refresh was meant to replace).
+  public func isNewer(than other: DocumentAge) -> Bool {
+    if (obtainedAt, rotations) != (other.obtainedAt, other.rotations) {
+      return (obtainedAt, rotations) > (other.obtainedAt, other.rotations)
+    }
+    return obtainedAt == .min && expiresOn > other.expiresOn
+  }
 }

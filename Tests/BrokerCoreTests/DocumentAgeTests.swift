@@ -17,6 +17,17 @@ import Testing
     #expect(before < after)
   }
 
+  @Test func onlyALaterObtainedAtOrMoreRotationsIsNewerThanAWrittenDocument() throws {
+    let hour = try #require(age(#"{"v":1,"access_token":"A","expires_on":3700,"obtained_at":100,"scopes":[]}"#))
+    let forced = try #require(age(#"{"v":1,"access_token":"B","expires_on":102,"obtained_at":100,"scopes":[]}"#))
+    #expect(!hour.isNewer(than: forced) && !forced.isNewer(than: hour))  // alike: the writer's stands
+    let later = try #require(age(#"{"v":1,"access_token":"C","expires_on":103,"obtained_at":101,"scopes":[]}"#))
+    #expect(later.isNewer(than: hour) && !hour.isNewer(than: later))
+    let old = try #require(age(#"{"v":1,"access_token":"D","expires_on":500,"scopes":[]}"#))
+    let older = try #require(age(#"{"v":1,"access_token":"E","expires_on":400,"scopes":[]}"#))
+    #expect(old.isNewer(than: older) && !older.isNewer(than: old))
+  }
+
   @Test func aDocumentThatDoesNotTellHasNoAge() {
     #expect(age("not json") == nil)
     #expect(age(#"{"v":1,"cookies":[]}"#) == nil)

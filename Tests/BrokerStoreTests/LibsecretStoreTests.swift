@@ -100,6 +100,19 @@ struct LibsecretStoreTests {
     try await store.delete(key)
   }
 
+  /// A token refreshed within the second of the one it replaces, with a shorter lifetime
+  /// (`--force-refresh`), replaces it: it is not "older" for expiring sooner.
+  @Test func aSaveReplacesADocumentOfTheSameSecondThatExpiresLater() async throws {
+    let key = ItemKey.accessToken(uniqueAccount("forced"), ScopeSet(["s"]))
+    let hour = #"{"v":1,"access_token":"AT_1","expires_on":4600,"obtained_at":1000,"scopes":["s"]}"#
+    try await store.save(key, label: "l", secret: Secret(hour))
+    let forced = #"{"v":1,"access_token":"AT_2","expires_on":1002,"obtained_at":1000,"scopes":["s"]}"#
+    try await store.save(key, label: "l", secret: Secret(forced))
+    #expect(try await store.itemCount(key) == 1)
+    #expect(try await store.load(key) == Secret(forced))
+    try await store.delete(key)
+  }
+
   @Test func saveOverDuplicatesLeavesOneItem() async throws {
     let key = ItemKey.refreshToken(uniqueAccount("dup"))
     for i in 0..<3 { try await store.insertDuplicate(key, label: "d", secret: Secret("RT_\(i)")) }

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 from flows import FlowTestCase
@@ -76,6 +77,39 @@ class MailClientsTest(FlowTestCase):
         self.assertEqual(len(subjects), 2, subjects)
         self.assertIn(b"Subject: by oauthbearer", subjects[0])
         self.assertIn(b"Subject: by xoauth2", subjects[1])
+
+    def test_three_clients_at_once_after_expiry_cause_one_refresh(self):
+        """msmtp sending and curl reading IMAP and POP at once, the mail token expired and the
+        refresh reply slowed by a second (without the delay a missing single flight would pass):
+        one refresh at the provider, and IMAP and SMTP served by one token."""
+        self.emu.configure(access_token_lifetime=2)
+        self.token("--for", "imap", "--force-refresh")
+        self.emu.configure(access_token_lifetime=3600)
+        time.sleep(2.2)
+        self.emu.add_fault("delay", "token", grant_type="refresh_token", seconds=1.5)
+        before = len(self.refresh_requests())
+        config = os.path.join(self.tmp, "msmtprc")
+        with open(config, "w") as f:
+            f.write("account default\nhost 127.0.0.1\nport %d\ntls on\ntls_starttls on\ntls_trust_file %s\n"
+                    "auth oauthbearer\nuser %s\nfrom %s\npasswordeval \"%s token get work --for smtp\"\n"
+                    % (self.server.submission, self.ca_file, self.user, self.user, TOKENBROKER))
+        os.chmod(config, 0o600)
+        reader = ("t=$(%s token get work --for imap) && curl -sS --cacert %s --user %s --oauth2-bearer \"$t\" %s"
+                  % (TOKENBROKER, self.ca_file, self.user, "%s"))
+        procs = [
+            subprocess.Popen(["msmtp", "-C", config, "bob@example.test"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env()),
+            subprocess.Popen(["sh", "-c", reader % ("imaps://127.0.0.1:%d/" % self.server.imaps)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env()),
+            subprocess.Popen(["sh", "-c", reader % ("pop3s://127.0.0.1:%d/" % self.server.pop3s)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env()),
+        ]
+        results = [p.communicate(input=b"Subject: at once\r\n\r\nhi\r\n" if i == 0 else None, timeout=60)
+                   for i, p in enumerate(procs)]
+        for p, (out, err) in zip(procs, results):
+            self.assertEqual(p.returncode, 0, err + self.server.log().encode())
+        self.assertEqual(len(self.refresh_requests()) - before, 1)
+        self.assertEqual(len(self.server.sink.messages), 1)
 
     def test_curl_sends_over_smtp(self):
         body = os.path.join(self.tmp, "mail.txt")

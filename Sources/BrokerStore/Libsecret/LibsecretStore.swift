@@ -116,7 +116,9 @@ public final class LibsecretStore: SecretStore {
       }
       let age = DocumentAge(document: bytes)
       for other in older where other.path != made.path {
-        if let age, let theirs = try? session.secret(of: other), let their = DocumentAge(document: theirs), their > age {
+        if let age, let theirs = try? session.secret(of: other), let their = DocumentAge(document: theirs),
+          their.isNewer(than: age)
+        {
           continue
         }
         try? session.delete(other)
