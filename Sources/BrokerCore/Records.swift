@@ -25,11 +25,16 @@ public struct RefreshTokenRecord: Sendable, Equatable {
   /// How many times the provider rotated the token since the sign-in (0 for the sign-in's own):
   /// orders two documents of one second (`DocumentAge`).
   public var rotations: Int
+  /// Unix seconds when the provider said the refresh token expires (Google's
+  /// `refresh_token_expires_in`, Keycloak's `refresh_expires_in`), or nil: unstated or none.
+  public var expiresOn: Int64?
 
   public init(
     refreshToken: Secret, identity: String?, tenant: String?, objectID: String? = nil, obtainedAt: Int64,
-    clientID: String? = nil, subject: String? = nil, nonce: String? = nil, rotations: Int = 0
+    clientID: String? = nil, subject: String? = nil, nonce: String? = nil, rotations: Int = 0,
+    expiresOn: Int64? = nil
   ) {
+    self.expiresOn = expiresOn
     self.refreshToken = refreshToken
     self.identity = identity
     self.tenant = tenant
@@ -63,13 +68,15 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     var sub: String?
     var nonce: String?
     var rotations: Int?
+    var expires_on: Int64?
   }
 
   /// The JSON document, as a `Secret`.
   public func encoded() -> Secret {
     let d = Document(
       v: 1, refresh_token: refreshToken.revealed, identity: identity, tenant: tenant, oid: objectID,
-      obtained_at: obtainedAt, client_id: clientID, sub: subject, nonce: nonce, rotations: rotations > 0 ? rotations : nil)
+      obtained_at: obtainedAt, client_id: clientID, sub: subject, nonce: nonce, rotations: rotations > 0 ? rotations : nil,
+      expires_on: expiresOn)
     return Secret(JSONText.encode(d))
   }
 
@@ -80,7 +87,8 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     }
     return RefreshTokenRecord(
       refreshToken: Secret(d.refresh_token), identity: d.identity, tenant: d.tenant, objectID: d.oid,
-      obtainedAt: d.obtained_at, clientID: d.client_id, subject: d.sub, nonce: d.nonce, rotations: max(0, d.rotations ?? 0))
+      obtainedAt: d.obtained_at, clientID: d.client_id, subject: d.sub, nonce: d.nonce, rotations: max(0, d.rotations ?? 0),
+      expiresOn: d.expires_on)
   }
 }
 

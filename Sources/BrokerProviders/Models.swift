@@ -87,6 +87,10 @@ public struct TokenGrant: Sendable {
   /// Unix seconds when the reply arrived (`expiresOn` less `expires_in`), when known: the start of
   /// the token's lifetime, not the later moment its record is written.
   public var receivedAt: Int64?
+  /// Unix seconds when the refresh token stops working, where the reply states it: Google's
+  /// `refresh_token_expires_in` (an OAuth consent screen in "Testing" status: 7 days), Keycloak's
+  /// `refresh_expires_in` (its `0`, no expiry, is nil); nil when unstated.
+  public var refreshTokenExpiresOn: Int64?
 
   public init(
     accessToken: Secret, expiresOn: Int64, refreshToken: Secret?, refreshTokenWasEmpty: Bool = false,

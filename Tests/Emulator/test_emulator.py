@@ -564,6 +564,30 @@ class GoogleTest(EmulatorTest):
         self.assertEqual(status, 200, body)
         return body
 
+    def test_announced_refresh_token_lifetime_is_stated_and_enforced(self):
+        """A "Testing" consent screen's 7-day refresh tokens: `refresh_token_expires_in` in the
+        sign-in and refresh replies (counting down), nothing without the option, and after the
+        time Google's `invalid_grant` "Token has been expired or revoked."."""
+        self.emu.configure(refresh_token_lifetime=604799)
+        self.assertNotIn("refresh_token_expires_in", self.device_sign_in())
+        self.emu.configure(announce_refresh_token_lifetime=True)
+        body = self.device_sign_in()
+        self.assertIn(body["refresh_token_expires_in"], (604798, 604799))
+        status, refreshed = self.google_token(grant_type="refresh_token", refresh_token=body["refresh_token"])
+        self.assertEqual(status, 200, refreshed)
+        self.assertLessEqual(refreshed["refresh_token_expires_in"], body["refresh_token_expires_in"])
+        self.emu.configure(refresh_token_lifetime=0.3)
+        short = self.device_sign_in()
+        self.assertEqual(short["refresh_token_expires_in"], 0)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            status, dead = self.google_token(grant_type="refresh_token", refresh_token=short["refresh_token"])
+            if status != 200:
+                break
+            time.sleep(0.05)
+        self.assertEqual((status, dead["error"], dead["error_description"]),
+                         (400, "invalid_grant", "Token has been expired or revoked."))
+
     def test_device_flow_refresh_without_rotation_and_revoke(self):
         body = self.device_sign_in()
         self.assertEqual(_claims(body["id_token"])["email"], "user1@example.test")
@@ -692,6 +716,27 @@ class GenericOIDCTest(EmulatorTest):
         status, reused = self.client.post("/realms/kc/oidc/token", {
             "client_id": "cli", "grant_type": "refresh_token", "refresh_token": login["refresh_token"]})
         self.assertEqual((status, reused["error"]), (400, "invalid_grant"))
+
+    def test_keycloak_states_refresh_expires_in_and_0_for_none(self):
+        """Keycloak's `refresh_expires_in`: the session's remaining seconds, renewed with each
+        rotated token; 0 for a token that never expires; "Token is not active" after the time."""
+        self.emu.oidc.configure(path="/realms/kc")
+        self.emu.configure(announce_refresh_token_lifetime=True)
+        self.assertEqual(self.sign_in("/realms/kc")["refresh_expires_in"], 0)
+        self.emu.configure(refresh_token_lifetime=1800)
+        login = self.sign_in("/realms/kc")
+        self.assertIn(login["refresh_expires_in"], (1799, 1800))
+        status, first = self.client.post("/realms/kc/oidc/token", {
+            "client_id": "cli", "grant_type": "refresh_token", "refresh_token": login["refresh_token"]})
+        self.assertEqual(status, 200, first)
+        self.assertIn(first["refresh_expires_in"], (1799, 1800))
+        self.emu.configure(refresh_token_lifetime=0.3)
+        short = self.sign_in("/realms/kc")
+        time.sleep(0.4)  # the token's whole lifetime: what is tested is the refusal after it
+        status, dead = self.client.post("/realms/kc/oidc/token", {
+            "client_id": "cli", "grant_type": "refresh_token", "refresh_token": short["refresh_token"]})
+        self.assertEqual((status, dead["error"], dead.get("error_description")),
+                         (400, "invalid_grant", "Token is not active"))
 
     def test_authorize_adds_iss_and_the_nonce_reaches_the_id_token(self):
         self.emu.oidc.configure(path="/o/", iss_parameter=True, response_iss="http://other")

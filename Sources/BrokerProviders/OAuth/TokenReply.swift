@@ -39,12 +39,22 @@ enum TokenReply {
     let claims = idToken.map(IDToken.claims(of:))
     var tokenType = b.string("token_type").map { Redaction.codeWord($0, fallback: "Bearer") } ?? "Bearer"
     if tokenType.lowercased() == "bearer" { tokenType = "Bearer" }
-    return TokenGrant(
+    var grant = TokenGrant(
       accessToken: Secret(token), expiresOn: now + Int64(lifetime),
       refreshToken: refreshToken.flatMap { $0.isEmpty ? nil : Secret($0) },
       refreshTokenWasEmpty: refreshToken == "",
       scopes: scopes.isEmpty ? requested.items : scopes,
       identity: claims?.identity, tokenType: tokenType, idToken: claims,
       receivedAt: now, idTokenValue: idToken.flatMap { $0.isEmpty ? nil : Secret($0) })
+    grant.refreshTokenExpiresOn = refreshLifetime(b).map { now + Int64($0) }
+    return grant
+  }
+
+  /// Seconds the refresh token has left where the reply states it: Google's
+  /// `refresh_token_expires_in`, else Keycloak's `refresh_expires_in` (whose `0` means none); nil
+  /// when unstated, zero or negative.
+  static func refreshLifetime(_ b: JSONFields) -> Int? {
+    guard let seconds = b.int("refresh_token_expires_in") ?? b.int("refresh_expires_in"), seconds > 0 else { return nil }
+    return seconds
   }
 }

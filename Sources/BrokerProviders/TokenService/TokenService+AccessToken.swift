@@ -153,6 +153,7 @@ extension TokenService {
       try? await dropAccessTokens(account: name)
       throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
     }
+    warnIfSignInEndsSoon(record, account: account)
     let handed = cached.credential(kind) ?? (cached.accessToken, cached.expiresOn, cached.lifetime)
     return IssuedToken(
       account: name, provider: account.provider, tokenType: kind == .idToken ? "Bearer" : cached.tokenType,
@@ -192,6 +193,7 @@ extension TokenService {
         try provider.checkRefreshed(grant, signedIn: used)
         let token = try await issue(grant, identity: identity, requested: requested, account: account)
         if firstForScopes { warnIfShortLived(token) }
+        warnIfSignInEndsSoon(used, account: account)
         return kind == .idToken ? try idToken(of: grant, with: token, account: account) : token
       } catch is SignInChanged {
         // A new sign-in finished during the refresh: refresh again with its token, once.
@@ -272,6 +274,9 @@ extension TokenService {
           } catch {
             warn("could not drop the cached access tokens of '\(account.name)' (\(error))")
           }
+          if let reason = timeLimitReason(current, account: account) {
+            throw ProviderError.signInRequired(account: account.name, reason: reason)
+          }
           throw rejected.providerError
         }
         guard triesLeft > 0 else { throw rejected.providerError }
@@ -311,6 +316,7 @@ extension TokenService {
     record.identity = identity
     record.tenant = previous.tenant ?? grant.identity?.tenantID
     record.objectID = previous.objectID ?? grant.identity?.objectID
+    record.expiresOn = grant.refreshTokenExpiresOn  // what the provider says of the new token
     try await saveRotated(record, account: account)
     return identity
   }

@@ -22,6 +22,8 @@ public struct AccountDetails: Sendable {
   public var tenant: String?
   /// Unix seconds when the stored refresh token was obtained, or nil.
   public var refreshTokenObtainedAt: Int64?
+  /// Unix seconds when the provider said the refresh token expires, or nil (unstated or none).
+  public var refreshTokenExpiresOn: Int64?
   /// The cached access tokens, soonest expiry first.
   public var accessTokens: [HeldAccessToken]
 }
@@ -43,7 +45,7 @@ extension TokenService {
     held.sort { $0.expiresOn < $1.expiresOn }
     return AccountDetails(
       account: account, signedIn: record != nil, identity: record?.identity, tenant: record?.tenant,
-      refreshTokenObtainedAt: record?.obtainedAt, accessTokens: held)
+      refreshTokenObtainedAt: record?.obtainedAt, refreshTokenExpiresOn: record?.expiresOn, accessTokens: held)
   }
 
   /// The tenant `account` signed in to (Azure `tid`, recorded at sign-in), else its configured

@@ -73,9 +73,10 @@ extension TokenService {
     let record = RefreshTokenRecord(
       refreshToken: refreshToken, identity: identity?.display, tenant: identity?.tenantID,
       objectID: identity?.objectID, obtainedAt: time.now, clientID: clientID, subject: identity?.subject,
-      nonce: grant.idToken?.nonce)
+      nonce: grant.idToken?.nonce, expiresOn: grant.refreshTokenExpiresOn ?? (kept == nil ? nil : previous?.expiresOn))
     let key = ItemKey.refreshToken(name)
     try await store.save(key, label: label(key, account), secret: record.encoded())
+    warnIfSignInIsShort(record, account: account)
     refreshLock.setHold(nil, account: name)  // a new sign-in starts without an old throttle's hold
     try await dropAccessTokens(account: name)
     let token = IssuedToken(

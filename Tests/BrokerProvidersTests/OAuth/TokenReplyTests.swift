@@ -20,6 +20,15 @@ import Testing
     #expect(g.tokenType == "Bearer")
   }
 
+  /// Refresh-token lifetimes the provider states: Google's `refresh_token_expires_in`,
+  /// Keycloak's `refresh_expires_in` (0: none); absent: unstated.
+  @Test func Y09_statedRefreshTokenLifetimes() throws {
+    #expect(try grant(#"{"access_token":"AT","refresh_token_expires_in":604799}"#).refreshTokenExpiresOn == 605_799)
+    #expect(try grant(#"{"access_token":"AT","refresh_expires_in":1800}"#).refreshTokenExpiresOn == 2800)
+    #expect(try grant(#"{"access_token":"AT","refresh_expires_in":0}"#).refreshTokenExpiresOn == nil)
+    #expect(try grant(#"{"access_token":"AT"}"#).refreshTokenExpiresOn == nil)
+  }
+
   @Test func expiresInAsAStringAndNoScopeOrRefreshToken() throws {
     let g = try grant(#"{"access_token":"AT","expires_in":"60","token_type":"bearer"}"#)
     #expect(g.expiresOn == 1060)

@@ -180,13 +180,13 @@ class GoogleProvider:
             return _error(REFUSALS.get(name) or Refusal(name, f"Scripted error {name}."), status, spec)
         user = self.store.user(dc.username)
         rt = self.store.add_refresh_token(user.username, client_id, dc.scopes)
-        return self._tokens(req, user, client_id, dc.scopes, rt.family, rt.token)
+        return self._tokens(req, user, client_id, dc.scopes, rt.family, rt.token, grant=rt)
 
     def _refresh_token_grant(self, req, client_id):
         grant, _, user = self.store.redeem_refresh_token(_required(req.form, "refresh_token"),
                                                          client_id, rotate=False)
         scopes = tokens.split_scopes(req.form.get("scope")) or grant.scopes
-        return self._tokens(req, user, client_id, scopes, grant.family)
+        return self._tokens(req, user, client_id, scopes, grant.family, grant=grant)
 
     def _authorization_code_grant(self, req, client_id):
         form = req.form
@@ -196,14 +196,19 @@ class GoogleProvider:
         if not ac.grants_refresh_token:
             return self._tokens(req, user, client_id, ac.scopes, nonce=ac.nonce)
         rt = self.store.add_refresh_token(user.username, client_id, ac.scopes)
-        return self._tokens(req, user, client_id, ac.scopes, rt.family, rt.token, ac.nonce)
+        return self._tokens(req, user, client_id, ac.scopes, rt.family, rt.token, ac.nonce, grant=rt)
 
-    def _tokens(self, req, user, client_id, scopes, family=None, refresh_token=None, nonce=None):
+    def _tokens(self, req, user, client_id, scopes, family=None, refresh_token=None, nonce=None, grant=None):
+        """`grant`: the refresh token the reply's access token comes from, whose remaining
+        lifetime Google states (`refresh_token_expires_in`) with `announce_refresh_token_lifetime`."""
         at = self.store.issue_access_token(user, client_id, scopes, user.tid, family)
         body = {"access_token": at.token, "expires_in": int(self.options.access_token_lifetime),
                 "scope": " ".join(scopes), "token_type": "Bearer"}
         if refresh_token is not None:
             body["refresh_token"] = refresh_token
+        left = self.store.seconds_left(grant) if grant is not None else None
+        if self.options.announce_refresh_token_lifetime and left is not None:
+            body["refresh_token_expires_in"] = left
         if "openid" in scopes:
             now = int(time.time())
             iss = f"{req.base_url}/google"

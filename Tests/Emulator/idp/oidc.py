@@ -163,8 +163,8 @@ class GenericOIDC:
                 rt = new if new is not None else old
                 scopes = tokens.split_scopes(form.get("scope")) or old.scopes
                 return self._tokens(req, user, client_id, scopes, rt, None, refresh=True)
-        except GrantError as e:
-            return _error("invalid_grant", f"refused: {e.reason}")
+        except GrantError as e:  # Keycloak's words for a refresh token past its time
+            return _error("invalid_grant", "Token is not active" if e.reason == "expired" else f"refused: {e.reason}")
         return _error("unsupported_grant_type", f"grant_type {form.get('grant_type')!r}")
 
     def _tokens(self, req, user, client_id, scopes, rt, nonce, refresh=False):
@@ -176,6 +176,8 @@ class GenericOIDC:
             body["refresh_token"] = rt.token
         elif mode == "empty":
             body["refresh_token"] = ""
+        if self.options.announce_refresh_token_lifetime:  # Keycloak: 0 when it never expires
+            body["refresh_expires_in"] = self.store.seconds_left(rt) or 0
         with self.store.lock:
             script = self.id_token_script.pop(0) if self.id_token_script else {}
         if "openid" in scopes and script is not None:

@@ -33,6 +33,12 @@ class Options:
     - google_projects: {project_id: number} that Cloud Resource Manager's `projects.get`
       (/google/resourcemanager/v1/projects/ID) knows; any other id is answered 403, as Google
       answers a project the caller cannot see. None: every id, with a number derived from it.
+    - announce_refresh_token_lifetime: replies carry the refresh token's remaining lifetime
+      (`refresh_token_lifetime`) as the provider states it: Google `refresh_token_expires_in`
+      (a "Testing" consent screen's 7 days: 604799), the OpenID Provider Keycloak's
+      `refresh_expires_in` (0 when the token has no expiry). Azure states none. Enforced either
+      way: a refresh after the time is `invalid_grant` ("Token has been expired or revoked." /
+      "Token is not active").
     - azure_jwt_access_tokens: Azure access tokens are JWTs with Entra's claims (`aud`, `tid`,
       `oid`, `scp`, `exp`; unsigned), for clients that read them (the Azure CLI reads `tid`);
       default opaque strings.
@@ -52,6 +58,7 @@ class Options:
     public_device_clients: list | None = None
     google_projects: dict | None = None
     azure_jwt_access_tokens: bool = False
+    announce_refresh_token_lifetime: bool = False
 
     def update(self, **changes):
         """Set options by name; unknown names and values out of range raise ValueError."""

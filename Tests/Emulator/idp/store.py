@@ -289,6 +289,11 @@ class GrantStore:
 
     # -- refresh tokens ------------------------------------------------------------------
 
+    def seconds_left(self, rt):
+        """Whole seconds `rt` has left (at least 0), or None when it never expires."""
+        with self.lock:
+            return None if rt.expires is None else max(0, int(rt.expires - self.now()))
+
     def add_refresh_token(self, username=None, client_id=None, scopes=(), token=None, family=None,
                           stepped_up=None):
         """Register a refresh token (issued here, or seeded by a test such as `RT1`). A new sign-in

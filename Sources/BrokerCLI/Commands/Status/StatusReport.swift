@@ -43,8 +43,8 @@ struct StatusReport: Encodable {
     @Null var identity: String? = nil
     @Null var tenant: String? = nil
     @Null var refresh_token_obtained_at: Int64? = nil
-    /// Where the provider says (none of Entra, Google or the OpenID providers does for these
-    /// clients' refresh tokens): nil.
+    /// Where the provider says (Google's `refresh_token_expires_in`, Keycloak's
+    /// `refresh_expires_in`; Entra never does): Unix seconds, else nil.
     @Null var refresh_token_expires_on: Int64? = nil
     var access_tokens: [AccessToken]
 
@@ -55,6 +55,7 @@ struct StatusReport: Encodable {
       identity = d.identity
       tenant = d.tenant ?? (d.account.provider == .azure ? d.account.tenant : nil)
       refresh_token_obtained_at = d.refreshTokenObtainedAt
+      refresh_token_expires_on = d.refreshTokenExpiresOn
       access_tokens = d.accessTokens.map { AccessToken(scopes: $0.scopes, expires_on: $0.expiresOn, seconds_left: max(0, $0.expiresOn - now)) }
     }
 
@@ -132,7 +133,10 @@ struct StatusReport: Encodable {
       case true?:
         lines.append("  signed in" + (a.identity.map { " as \(clean($0))" } ?? "") + (a.tenant.map { ", tenant \(clean($0))" } ?? ""))
         if let t = a.refresh_token_obtained_at {
-          lines.append("  refresh token obtained \(RFC3339.utc(t)); its expiry is not told by the provider")
+          lines.append(
+            "  refresh token obtained \(RFC3339.utc(t)); "
+              + (a.refresh_token_expires_on.map { "the provider says it expires \(RFC3339.utc($0))" }
+                ?? "its expiry is not told by the provider"))
         }
         if a.access_tokens.isEmpty { lines.append("  no access token cached") }
         for t in a.access_tokens {
