@@ -55,7 +55,7 @@ public struct AgentStore: SecretStore {
     cache.unwritten.forget(key.account)
   }
 
-  public func preflightWrite() async throws { try await base.preflightWrite() }
+  public func preflightWrite(for key: ItemKey?) async throws { try await base.preflightWrite(for: key) }
 
   public func delete(_ key: ItemKey) async throws {
     try allow(key.account)

@@ -26,7 +26,7 @@ struct AgentNoticeStore: SecretStore {
 
   func keys(account: String?) async throws -> [ItemKey] { try await base.keys(account: account) }
 
-  func preflightWrite() async throws { try await base.preflightWrite() }
+  func preflightWrite(for key: ItemKey?) async throws { try await base.preflightWrite(for: key) }
 
   /// Runs `body`, then (also when it failed part way) tells the agent to drop `account`.
   private func noticing(_ account: String, when condition: Bool, _ body: () async throws -> Void) async throws {

@@ -102,7 +102,7 @@ public struct DiagnosedStore: SecretStore {
     }
   }
 
-  public func preflightWrite() async throws {
-    try await diagnostics.timed("store: check that it can be written") { try await base.preflightWrite() }
+  public func preflightWrite(for key: ItemKey?) async throws {
+    try await diagnostics.timed("store: check that it can be written") { try await base.preflightWrite(for: key) }
   }
 }

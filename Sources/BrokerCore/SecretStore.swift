@@ -64,15 +64,19 @@ public protocol SecretStore: Sendable {
   /// The keys of every tokenbroker item, or only those of `account`.
   /// - Throws: `StoreError`.
   func keys(account: String?) async throws -> [ItemKey]
-  /// Checks, without writing and without raising a prompt, that a `save` could succeed now, so
-  /// `login` fails before the user signs in rather than after (the Secret Service: the default
-  /// collection exists and is unlocked). The default implementation checks nothing.
+  /// Checks, without writing and without raising a prompt, that a `save` of `key` (nil: of a new
+  /// item) could succeed now, so `login` fails before the user signs in and a refresh before it
+  /// spends the refresh token, rather than after (the Secret Service: the collection the item
+  /// would be written to exists and is unlocked). The default implementation checks nothing.
   /// - Throws: `StoreError` (`.noCollection`, `.locked`, `.unavailable`, `.timedOut`, …).
-  func preflightWrite() async throws
+  func preflightWrite(for key: ItemKey?) async throws
 }
 
 extension SecretStore {
-  public func preflightWrite() async throws {}
+  public func preflightWrite(for key: ItemKey?) async throws {}
+
+  /// `preflightWrite(for: nil)`.
+  public func preflightWrite() async throws { try await preflightWrite(for: nil) }
 
   /// Deletes every item of `account` (optionally only of one kind).
   public func deleteAll(account: String, kind: ItemKind? = nil) async throws {

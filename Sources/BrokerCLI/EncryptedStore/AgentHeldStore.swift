@@ -42,7 +42,7 @@ struct AgentHeldStore: SecretStore {
     return Self.lines(try await call(.keys, fields)).compactMap(FileStore.key(named:))
   }
 
-  func preflightWrite() async throws { _ = try await call(.preflight, []) }
+  func preflightWrite(for key: ItemKey?) async throws { _ = try await call(.preflight, []) }
 
   /// The salt and limits in the file's header, or nil when there is no store yet (`unlock`).
   func parameters() async throws -> [String] { Self.lines(try await call(.parameters, [])) }

@@ -184,7 +184,7 @@ extension TokenService {
         throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
       }
       // Before the grant is spent: a rotated token the store cannot take would be lost.
-      try await store.preflightWrite()
+      try await store.preflightWrite(for: .refreshToken(name))
       let (grant, used) = try await refreshHandlingRejection(
         provider, record, account: account, scopes: requested, claims: claims)
       do {

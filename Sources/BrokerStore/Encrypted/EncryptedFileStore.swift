@@ -59,8 +59,8 @@ public final class EncryptedFileStore: SecretStore {
     }
   }
 
-  /// Unlocked, and the file (if any) opens with the key.
-  public func preflightWrite() async throws {
+  /// Unlocked, and the file (if any) opens with the key (for any `key`).
+  public func preflightWrite(for key: ItemKey?) async throws {
     _ = try await run { key, files throws(StoreError) in try self.readItems(files, key) }
   }
 

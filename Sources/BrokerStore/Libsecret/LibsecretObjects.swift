@@ -33,6 +33,13 @@ struct LibsecretItem {
     g_dbus_proxy_get_object_path(object.pointer(GDBusProxy.self)).map { String(cString: $0) } ?? "?"
   }
 
+  /// The D-Bus path of the collection holding the item: its path without the last element
+  /// (the Secret Service API's object paths: `/org/freedesktop/secrets/collection/NAME/ITEM`).
+  var collectionPath: String {
+    let p = path
+    return p.lastIndex(of: "/").map { String(p[..<$0]) } ?? p
+  }
+
   /// The item's attributes (secret_item_get_attributes).
   var attributes: [String: String] {
     guard let table = secret_item_get_attributes(pointer) else { return [:] }

@@ -165,6 +165,32 @@ final class LibsecretSession {
     return c.map { LibsecretObject($0) }
   }
 
+  /// The collection a new item goes to: the one holding `item` (the copy it replaces), else the
+  /// `default` alias's, whichever collection that names now.
+  /// - Throws: `.noCollection` (neither), `.locked` (that collection is locked: no prompt).
+  func writeCollection(beside item: LibsecretItem?) throws(StoreError) -> LibsecretObject {
+    var collection: LibsecretObject?
+    if let item {
+      var error: UnsafeMutablePointer<GError>?
+      let c = secret_collection_new_for_dbus_path_sync(
+        servicePointer, item.collectionPath, SECRET_COLLECTION_NONE, deadline.cancellable, &error)
+      if try !vanished(error) { collection = c.map { LibsecretObject($0) } }
+    }
+    if collection == nil { collection = try defaultCollection() }
+    guard let collection else { throw StoreError.noCollection }
+    if isLocked(collection: collection) { throw StoreError.locked }
+    return collection
+  }
+
+  /// `items` with their documents (`secret(of:)`); an item deleted since it was found is left out.
+  func stored(_ items: [LibsecretItem]) throws(StoreError) -> [StoredItem] {
+    var read: [StoredItem] = []
+    for item in items {
+      if let bytes = try secret(of: item) { read.append(StoredItem(item: item, bytes: bytes)) }
+    }
+    return read
+  }
+
   func isLocked(collection: LibsecretObject) -> Bool {
     secret_collection_get_locked(collection.pointer(SecretCollection.self)) != 0
   }

@@ -5,8 +5,9 @@ internal import Dispatch
 /// The `SecretStore` over the freedesktop Secret Service through libsecret (interface.md §7).
 ///
 /// Items use the schema `org.tokenbroker.Secret` (`cbroker_token_schema()`), the attributes of
-/// `ItemKey.attributes`, the caller's label, and the JSON document as a text/plain secret, in the
-/// collection behind the `default` alias.
+/// `ItemKey.attributes`, the caller's label, and the JSON document as a text/plain secret: a first
+/// item in the collection behind the `default` alias, a replacement in the collection of the item
+/// it replaces.
 ///
 /// Behaviour (keyring-notes.md, bug-cases.md B01–B06):
 /// - Searches never unlock (`SECRET_SEARCH_ALL` without `SECRET_SEARCH_UNLOCK`) and nothing but
@@ -69,10 +70,7 @@ public final class LibsecretStore: SecretStore {
           if items.isEmpty, try !session.defaultCollectionIsLocked() { return nil }
           throw StoreError.locked
         }
-        var read: [StoredItem] = []
-        for item in unlocked {  // an item deleted since the search is left out
-          if let bytes = try session.secret(of: item) { read.append(StoredItem(item: item, bytes: bytes)) }
-        }
+        let read = try session.stored(unlocked)
         guard let newest = read.max(by: StoredItem.isOlder) else { continue }
         if read.count > 1, writeLock.map({ path in WriteLock(path: path, keepWaiting: { false }) != nil }) ?? true {
           for other in read where other.item.path != newest.item.path { try? session.delete(other.item) }
@@ -86,25 +84,27 @@ public final class LibsecretStore: SecretStore {
     }
   }
 
-  /// Stores `secret` under `key` as a new item in the default collection, reads it back, then
-  /// deletes the other unlocked items with the same attributes (by D-Bus path) unless their
-  /// document is newer (`DocumentAge`: another writer's); all of it holding `writeLock`, when
-  /// given and it can be taken in time. The item is never written with
+  /// Stores `secret` under `key` as a new item, reads it back, then deletes the other unlocked
+  /// items with the same attributes (by D-Bus path) unless their document is newer
+  /// (`DocumentAge`: another writer's); all of it holding `writeLock`, when given and it can be
+  /// taken in time. The new item goes into the collection of the newest unlocked item it
+  /// replaces, else into the `default` alias's (`LibsecretSession.writeCollection`): KeePassXC
+  /// moves `default` with the active database, and a rotated token written elsewhere than its
+  /// predecessor failed on a locked database after the provider had rotated it. The item is never written with
   /// `SECRET_ITEM_CREATE_REPLACE`: KeePassXC before 2.7.6 answers a replace with an access
   /// dialog, which nobody answers for a background refresh. Until the older items are deleted a
   /// reader finds two and takes the newer document; an older item that cannot be deleted is left
   /// for the next `load` (the new one is stored). A new item deleted right after the write (a
   /// `logout` racing it) counts as written and deleted.
-  /// - Throws: `.noCollection` (no `default` alias), `.locked` (the default collection is locked:
-  ///   no prompt is raised), `.readBackMismatch` (the new item is deleted again, the older ones
-  ///   kept), `.unavailable`, `.timedOut`, `.backend`.
+  /// - Throws: `.noCollection` (no item to replace and no `default` alias), `.locked` (the
+  ///   collection to write to is locked: no prompt is raised), `.readBackMismatch` (the new item
+  ///   is deleted again, the older ones kept), `.unavailable`, `.timedOut`, `.backend`.
   public func save(_ key: ItemKey, label: String, secret: Secret) async throws {
     try await perform { [writeLock] session throws(StoreError) in
       let lock = writeLock.flatMap { path in WriteLock(path: path, keepWaiting: { !session.deadline.expired }) }
       defer { withExtendedLifetime(lock) {} }
-      guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
-      if session.isLocked(collection: collection) { throw StoreError.locked }
-      let older = try session.search(key.attributes).filter { !$0.isLocked }
+      let older = try session.stored(session.search(key.attributes).filter { !$0.isLocked })
+      let collection = try session.writeCollection(beside: older.max(by: StoredItem.isOlder)?.item)
       let bytes = Array(secret.revealed.utf8)
       // Gone already: another process deleted it after the write (a `logout`), which stands.
       guard let made = try session.create(in: collection, attributes: key.attributes, label: label, text: secret.revealed),
@@ -115,13 +115,9 @@ public final class LibsecretStore: SecretStore {
         throw StoreError.readBackMismatch
       }
       let age = DocumentAge(document: bytes)
-      for other in older where other.path != made.path {
-        if let age, let theirs = try? session.secret(of: other), let their = DocumentAge(document: theirs),
-          their.isNewer(than: age)
-        {
-          continue
-        }
-        try? session.delete(other)
+      for other in older where other.item.path != made.path {
+        if let age, let their = other.age, their.isNewer(than: age) { continue }
+        try? session.delete(other.item)
       }
     }
   }
@@ -167,13 +163,14 @@ public final class LibsecretStore: SecretStore {
     }
   }
 
-  /// Checks that `save` could store now: the `default` collection exists and is unlocked. Raises
-  /// no prompt and writes nothing.
+  /// Checks that `save` of `key` could store now: the collection it would write to (that of an
+  /// unlocked item of `key`, else the `default` alias's) exists and is unlocked. Raises no prompt
+  /// and writes nothing.
   /// - Throws: `.noCollection`, `.locked`, `.unavailable`, `.timedOut`, `.backend`.
-  public func preflightWrite() async throws {
+  public func preflightWrite(for key: ItemKey?) async throws {
     try await perform { session throws(StoreError) in
-      guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
-      if session.isLocked(collection: collection) { throw StoreError.locked }
+      let present = try key.map { key throws(StoreError) in try session.search(key.attributes) } ?? []
+      _ = try session.writeCollection(beside: present.first { !$0.isLocked })
     }
   }
 

@@ -39,7 +39,7 @@ actor RecordingStore: SecretStore {
     try await inner.delete(key)
   }
 
-  func preflightWrite() async throws {
+  func preflightWrite(for key: ItemKey?) async throws {
     log.append("preflight")
     if let preflightError { throw preflightError }
   }
