@@ -164,12 +164,16 @@ public final class LibsecretStore: SecretStore {
   }
 
   /// Checks that `save` of `key` could store now: the collection it would write to (that of an
-  /// unlocked item of `key`, else the `default` alias's) exists and is unlocked. Raises no prompt
-  /// and writes nothing.
+  /// unlocked item of `key`, else the `default` alias's) exists and is unlocked; and that no item
+  /// of `key` is locked: a refresh checks this before it spends the token it read, and a locked
+  /// copy (in another collection) may be newer than that one, which a provider that revokes the
+  /// whole grant on reuse would then revoke (bug-cases-4.md Y17). Raises no prompt and writes
+  /// nothing.
   /// - Throws: `.noCollection`, `.locked`, `.unavailable`, `.timedOut`, `.backend`.
   public func preflightWrite(for key: ItemKey?) async throws {
     try await perform { session throws(StoreError) in
       let present = try key.map { key throws(StoreError) in try session.search(key.attributes) } ?? []
+      if present.contains(where: \.isLocked) { throw StoreError.locked }
       _ = try session.writeCollection(beside: present.first { !$0.isLocked })
     }
   }
