@@ -50,3 +50,31 @@ import Testing
     }
   }
 }
+
+/// Every stored document is compact JSON with each control character escaped (interface.md §7):
+/// a raw LF or CR in a secret has made gnome-keyring's file unreadable, and the daemon then
+/// replaced the whole keyring with an empty one (bug-cases-4.md Y18).
+@Suite struct DocumentEncodingTests {
+  @Test func test_Y18_noDocumentHoldsARawLineBreak() throws {
+    let odd = "a\nb\rc\u{2028}\u{0}"
+    let documents = [
+      RefreshTokenRecord(
+        refreshToken: Secret(odd), identity: odd, tenant: odd, objectID: odd, obtainedAt: 1, clientID: odd, subject: odd,
+        nonce: odd, rotations: 2
+      ).encoded(),
+      AccessTokenRecord(
+        accessToken: Secret(odd), expiresOn: 2, scopes: [odd], tokenType: odd, obtainedAt: 1, idToken: Secret(odd),
+        idTokenExpiresOn: 2
+      ).encoded(),
+      CookieRecord(
+        cookies: [StoredCookie(name: odd, value: Secret(odd), domain: odd, path: odd, expires: 1)], obtainedAt: 1,
+        expiresOn: 2
+      ).encoded(),
+    ]
+    for document in documents {
+      let bytes = Array(document.revealed.utf8)
+      #expect(!bytes.contains(0x0A) && !bytes.contains(0x0D) && !bytes.contains(0x00))
+    }
+    #expect(try RefreshTokenRecord.decode(documents[0], item: "x").refreshToken == Secret(odd))
+  }
+}
