@@ -44,7 +44,7 @@ enum ErrorMapping {
   static func status(of e: ProviderError) -> ExitStatus {
     switch e {
     case .signInRequired, .stepUpRequired, .refusedByPolicy, .refusedWithoutReason: return .signInRequired
-    case .declined, .deviceCodeExpired, .loginTimedOut, .loginFailed: return .loginIncomplete
+    case .declined, .deviceCodeBlocked, .deviceCodeExpired, .loginTimedOut, .loginFailed: return .loginIncomplete
     case .unavailable, .throttled: return .providerUnavailable
     case .rejected: return .failure
     case .unsupported: return .usage

@@ -21,6 +21,12 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
   /// sign-in on this machine does not satisfy the policy. `reason` names the requirement and the
   /// AADSTS code, never a token.
   case refusedByPolicy(account: String, reason: String, scopes: [String])
+  /// Exit 6. The organisation's policy refused a device-code sign-in after approval (Entra's
+  /// AADSTS53003, 50005, or a device requirement: `AzureErrors.deviceCodeBlockCodes`). Nothing is
+  /// stored; the browser flow works where the device code does not, over SSH through a forwarded
+  /// `redirect-port` (`redirectPort`, the account's, nil when random). `reason` names the OAuth
+  /// error and AADSTS code.
+  case deviceCodeBlocked(account: String, reason: String, redirectPort: Int?)
   /// Exit 6. The user declined the sign-in (`authorization_declined`, `access_denied`; RFC 8628 §3.5).
   case declined(account: String)
   /// Exit 6. The device code expired (`expired_token`, or its `expires_in` passed) before approval.
@@ -85,6 +91,13 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
       return "'\(account)' may not use \(scopes.joined(separator: " ")) from this machine: \(reason); "
         + "the sign-in is kept for its other resources, and a new 'tokenbroker login \(account)' here does not "
         + "satisfy the policy: use this resource from a device the organisation manages, or ask its administrator"
+    case .deviceCodeBlocked(let account, let reason, let port):
+      let shown = port.map(String.init) ?? "8400"
+      let set = port == nil ? "set 'redirect-port = 8400' in [account \(account)], " : ""
+      return "the organisation's policy refused the device-code sign-in to '\(account)' (\(reason)); "
+        + "sign in with the browser instead: 'tokenbroker login \(account) --browser' where this machine has a "
+        + "browser, else \(set)connect with 'ssh -L \(shown):127.0.0.1:\(shown) THIS-HOST', run "
+        + "'tokenbroker login \(account) --browser --no-open' there and open the URL it prints in your own browser"
     case .declined(let account):
       return "the sign-in to '\(account)' was declined; run 'tokenbroker login \(account)' again and approve it"
     case .deviceCodeExpired(let account):

@@ -47,6 +47,29 @@ class PolicyRefusalTest(FlowTestCase):
                     self.assert_no_secret_leak(r, devops)
                     self.kill_agent()
 
+    def test_Y10_a_device_code_sign_in_blocked_by_policy_names_the_way_that_works(self):
+        """Conditional Access blocking the device-code flow (AADSTS53003, as `invalid_grant` and as
+        `access_denied`; AADSTS50005): exit 6 naming the browser flow, `--no-open` and the `ssh -L`
+        forward of the redirect port; nothing stored."""
+        for error, code in (("invalid_grant", 53003), ("access_denied", 53003), ("invalid_grant", 50005)):
+            with self.subTest(error=error, code=code):
+                seen = len([r for r in self.emu.requests(endpoint="devicecode") if r["status"] == 200])
+                p = self.start_login("work")
+                dc = self.wait_for_device_code(seen)
+                self.emu.add_fault("refusal", endpoint="token", grant_type="urn:ietf:params:oauth:grant-type:device_code",
+                                   error=error, error_codes=[code],
+                                   error_description="AADSTS%d: Access has been blocked by Conditional Access "
+                                                     "policies. The access policy does not allow token issuance." % code)
+                self.emu.approve(dc["user_code"])
+                r = self.finish(p)
+                self.assertEqual((r.returncode, r.stdout), (6, b""), r.stderr)
+                [line] = self.message_lines(r.stderr)
+                self.assertIn("policy refused the device-code sign-in to 'work'", line)
+                self.assertIn("AADSTS%d" % code, line)
+                self.assertIn("'tokenbroker login work --browser --no-open'", line)
+                self.assertIn("'ssh -L 8400:127.0.0.1:8400 THIS-HOST'", line)
+                self.assertEqual(self.keyring_items(), [])
+
 
 if __name__ == "__main__":
     unittest.main()

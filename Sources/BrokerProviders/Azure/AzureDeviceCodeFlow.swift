@@ -24,7 +24,10 @@ struct AzureDeviceCodeFlow: Sendable {
     let host = provider.tokenHost
     return try await provider.client.pollDeviceGrant(
       authorization, url: provider.endpoints.token, client: .publicClient(authorization.clientID ?? provider.clientID),
-      requested: scopes, timeout: timeout
+      requested: scopes, timeout: timeout,
+      refusal: { [redirectPort = provider.account.redirectPort] in
+        AzureErrors.deviceCodeRefusal($0, account: account, redirectPort: redirectPort)
+      }
     ) { AzureErrors.requestError($0, account: account, host: host) }
   }
 }

@@ -82,6 +82,19 @@ enum AzureErrors {
     return .refusedByPolicy(account: account, reason: "\(what) (\(reply.summary))", scopes: scopes.items)
   }
 
+  /// AADSTS codes with which Entra refuses a device-code sign-in by policy after the user
+  /// approved it: Conditional Access blocking the flow (53003), the device-code mechanism not
+  /// allowed (50005), and the device requirements of `policyCodes` (the device that approves is
+  /// not the one that gets the token, so no device policy passes).
+  static let deviceCodeBlockCodes: Set<Int> = Set(policyCodes.keys).union([53003, 50005])
+
+  /// `.deviceCodeBlocked` for a device-code poll answered with one of `deviceCodeBlockCodes`
+  /// under any `error` (`access_denied` and `invalid_grant` both occur), else nil.
+  static func deviceCodeRefusal(_ reply: OAuthErrorReply, account: String, redirectPort: Int?) -> ProviderError? {
+    guard reply.numericCodes.contains(where: deviceCodeBlockCodes.contains) else { return nil }
+    return .deviceCodeBlocked(account: account, reason: reply.summary, redirectPort: redirectPort)
+  }
+
   static func needsInteraction(_ reply: OAuthErrorReply) -> Bool {
     if let s = reply.suberror, interactionSuberrors.contains(s) { return true }
     return reply.hasClaims || reply.numericCodes.contains(where: interactionCodes.contains)

@@ -78,10 +78,13 @@ extension TokenEndpointClient {
 
   /// Polls the token endpoint with the device code (RFC 8628 §3.4–3.5) until a grant, a terminal
   /// answer or the deadline; one attempt per poll (the polling loop is the retry).
+  /// - Parameter refusal: the provider's reading of an error reply before RFC 8628's (Entra sends
+  ///   a policy that blocks the flow as `access_denied` or `invalid_grant` with its code); nil: none.
   /// - Throws: see `OAuthProvider.pollDeviceAuthorization`; other error replies as `onError`.
   func pollDeviceGrant(
     _ authorization: DeviceAuthorization, url: String, client: ClientAuthentication, requested: ScopeSet,
-    timeout: Int, onError: @escaping OAuthErrorClassifier
+    timeout: Int, refusal: @escaping @Sendable (OAuthErrorReply) -> ProviderError? = { _ in nil },
+    onError: @escaping OAuthErrorClassifier
   ) async throws -> TokenGrant {
     let fields = [
       ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"), ("device_code", authorization.deviceCode.revealed),
@@ -96,6 +99,7 @@ extension TokenEndpointClient {
       case .reply(.success(let body)):
         return .granted(try TokenReply.grant(from: body, requested: requested, now: sent, host: host))
       case .reply(.error(let reply)):
+        if let refused = refusal(reply) { throw refused }
         if let outcome = try DeviceCodePolling.outcome(for: reply, account: account) { return outcome }
         throw onError(reply)
       case .transient(let what, let remedy, let retryAfter):

@@ -48,4 +48,42 @@ import Testing
     _ = try await Fixtures.provider(transport, time).startDeviceAuthorization(scopes: ScopeSet([Fixtures.graph]))
     #expect(time.sleeps == [1])
   }
+
+  /// A device-code sign-in that the tenant's policy refuses after approval (AADSTS53003 as
+  /// `invalid_grant` or `access_denied`, 50005, a device requirement): exit 6 with the way that
+  /// works (the browser flow, over SSH through a forwarded redirect port), not "declined".
+  @Test(arguments: [("invalid_grant", 53003), ("access_denied", 53003), ("invalid_grant", 50005), ("invalid_grant", 530003)])
+  func Y10_aDeviceCodeSignInBlockedByPolicyNamesTheBrowserFlowAndSSHForward(error: String, code: Int) async throws {
+    let transport = FakeTransport([
+      Fixtures.deviceReply(),
+      Fixtures.oauthError("authorization_pending", codes: [70016]),
+      Fixtures.oauthError(error, description: "AADSTS\(code): Access has been blocked by Conditional Access policies.", codes: [code]),
+    ])
+    let provider = try Fixtures.provider(transport, FakeTime(now: Fixtures.start))
+    let auth = try await provider.startDeviceAuthorization(scopes: ScopeSet([Fixtures.graph]))
+    let thrown = await #expect(throws: ProviderError.self) {
+      try await provider.pollDeviceAuthorization(auth, scopes: ScopeSet([Fixtures.graph]), timeout: 300)
+    }
+    guard case .deviceCodeBlocked(let account, let reason, nil) = thrown else { Issue.record("got \(String(describing: thrown))"); return }
+    #expect(account == "work" && reason.contains("AADSTS\(code)"))
+    let message = thrown?.description ?? ""
+    #expect(message.contains("'tokenbroker login work --browser --no-open'"))
+    #expect(message.contains("'ssh -L 8400:127.0.0.1:8400 THIS-HOST'"))
+    #expect(message.contains("set 'redirect-port = 8400' in [account work]"))
+  }
+
+  @Test func Y10_aConfiguredRedirectPortIsTheOneForwarded() {
+    let e = ProviderError.deviceCodeBlocked(account: "work", reason: "access_denied, AADSTS53003", redirectPort: 53682)
+    #expect(e.description.contains("'ssh -L 53682:127.0.0.1:53682 THIS-HOST'"))
+    #expect(!e.description.contains("redirect-port ="))
+  }
+
+  @Test func Y10_accessDeniedWithoutAPolicyCodeIsStillDeclined() async throws {
+    let transport = FakeTransport([Fixtures.deviceReply(), Fixtures.oauthError("access_denied", codes: [65004])])
+    let provider = try Fixtures.provider(transport, FakeTime(now: Fixtures.start))
+    let auth = try await provider.startDeviceAuthorization(scopes: ScopeSet([Fixtures.graph]))
+    await #expect(throws: ProviderError.declined(account: "work")) {
+      try await provider.pollDeviceAuthorization(auth, scopes: ScopeSet([Fixtures.graph]), timeout: 300)
+    }
+  }
 }
