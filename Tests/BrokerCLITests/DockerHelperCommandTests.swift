@@ -38,9 +38,13 @@ import Testing
     #expect(h.stderr.isEmpty)
   }
 
-  @Test func notSignedInReportsOnStdoutAndStderrWithStatus3() async throws {
+  /// Y12: "not signed in" is one line that begins with the not-found phrase, which clients that
+  /// collect every registry's credentials (docker-py) take as "none here" and go on.
+  @Test func Y12_notSignedInIsTheNotFoundPhraseWithTokenbrokersWordsAndStatus3() async throws {
     let h = try CLIHarness(config: Self.config)
     #expect(await h.run(["get"], input: "europe-west1-docker.pkg.dev", argv0: "docker-credential-tokenbroker") == 3)
+    #expect(h.stdout.hasPrefix("credentials not found in native keychain (tokenbroker: "))
+    #expect(h.stdout.hasSuffix(")\n") && h.stdout.split(separator: "\n").count == 1)
     #expect(h.stdout.contains("tokenbroker login work"))
     #expect(h.stderr == h.stdout)
   }
@@ -65,6 +69,8 @@ import Testing
       """)
     #expect(await h.run(["get"], input: "myreg.azurecr.io", argv0: "docker-credential-tokenbroker") == 64)
     #expect(h.stdout.contains("'myreg.azurecr.io' is an Azure Container Registry"))
+    // A configuration error stays an error, not the not-found phrase (Y12): the user must fix it.
+    #expect(h.stdout.hasPrefix("tokenbroker: "))
     #expect(h.stderr == h.stdout)
   }
 
@@ -84,12 +90,40 @@ import Testing
         + "\n")
   }
 
-  @Test(arguments: ["store", "erase"])
-  func storeAndEraseIgnoreTheirInput(action: String) async throws {
+  /// Y13: `store` and `erase` for a registry an account serves are accepted and ignored (`az acr
+  /// login` runs `docker login` for it).
+  @Test(arguments: [
+    ("store", #"{"ServerURL":"https://myreg.azurecr.io","Username":"00000000-0000-0000-0000-000000000000","Secret":"s"}"#),
+    ("store", #"{"ServerURL":"europe-west1-docker.pkg.dev","Username":"u","Secret":"s"}"#),
+    ("erase", "https://myreg.azurecr.io\n"),
+  ])
+  func Y13_storeAndEraseForAServedRegistryAreIgnored(action: String, input: String) async throws {
     let h = try CLIHarness(config: Self.config)
-    let input = #"{"ServerURL":"https://x","Username":"u","Secret":"s"}"#
     #expect(await h.run([action], input: input, argv0: "docker-credential-tokenbroker") == 0)
     #expect(h.stdout.isEmpty && h.stderr.isEmpty)
+  }
+
+  /// Y13: as docker's `credsStore`, a `docker login` to any other registry must fail with a line
+  /// that says why, not report success and lose the password.
+  @Test(arguments: [
+    ("store", #"{"ServerURL":"https://index.docker.io/v1/","Username":"u","Secret":"S_SENTINEL"}"#),
+    ("erase", "https://index.docker.io/v1/\n"),
+  ])
+  func Y13_storeAndEraseForAnyOtherRegistryAreRefused(action: String, input: String) async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run([action], input: input, argv0: "docker-credential-tokenbroker") == 1)
+    #expect(h.stdout.hasPrefix("tokenbroker keeps no registry passwords, so the credential for 'index.docker.io' was not "))
+    #expect(h.stdout.contains("credHelpers") && h.stdout.contains("credsStore"))
+    #expect(h.stdout.split(separator: "\n").count == 1 && h.stderr == h.stdout)
+    #expect(!h.stdout.contains("S_SENTINEL"))
+  }
+
+  @Test(arguments: [("store", ""), ("store", "not json S_SENTINEL"), ("store", #"{"Secret":"S_SENTINEL"}"#), ("erase", "")])
+  func Y13_aRequestNamingNoRegistryIsRefused(action: String, input: String) async throws {
+    let h = try CLIHarness(config: Self.config)
+    #expect(await h.run([action], input: input, argv0: "docker-credential-tokenbroker") == 1)
+    #expect(h.stdout.contains("names no registry") && h.stderr == h.stdout)
+    #expect(!h.stdout.contains("S_SENTINEL"))
   }
 
   @Test(arguments: [[], ["frob"], ["get", "extra"]])

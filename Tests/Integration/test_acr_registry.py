@@ -8,12 +8,15 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import tarfile
 import time
 import unittest
 
 from acr_registry import ACRRegistry, USERNAME, digest
+from flows import GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET
 from harness import TOKENBROKER, BrokerTestCase, cert_dir
+from sdk_venv import venv_python
 
 HELPER = "docker-credential-tokenbroker"
 LAYERS = 30
@@ -97,7 +100,6 @@ class ACRRegistryTest(BrokerTestCase):
         self.assertEqual(rc, 0, err)
 
     def skopeo(self, *args, timeout=180):
-        import subprocess
         return subprocess.run(["skopeo", "--policy", self.policy, *args], capture_output=True,
                               env=self.helper_env(), timeout=timeout)
 
@@ -229,3 +231,67 @@ class FailureTest(ACRRegistryTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DockerPyTest(ACRRegistryTest):
+    """docker-py (from PyPI) collects every registry's credentials before a build
+    (`load_config(...).get_all_credentials()`): `list` then `get` for each host of a `credsStore`,
+    and `get` for each `credHelpers` entry. Any helper reply without the phrase `credentials not
+    found in native keychain` raises, and the build fails, whatever registries it needed."""
+
+    def setUp(self):
+        super().setUp()
+        google = self.emu.base_url + "/google"
+        self.write_config(self.default_config() + f"""
+[host {self.acr.host}]
+account = work
+registry = acr
+
+[account gcp]
+provider = google
+client-id = {GOOGLE_CLIENT_ID}
+client-secret = {GOOGLE_CLIENT_SECRET}
+scopes = openid email https://www.googleapis.com/auth/cloud-platform
+authorization-endpoint = {google}/o/oauth2/v2/auth
+token-endpoint = {google}/token
+hosts = europe-west1-docker.pkg.dev
+""")
+
+    def all_credentials(self, docker_config):
+        python = venv_python("docker", ["docker"])
+        path = os.path.join(self.tmp, "docker-config.json")
+        with open(path, "w") as f:
+            json.dump(docker_config, f)
+        script = ("import json, sys, docker.auth\n"
+                  "env = json.loads(sys.argv[2])\n"
+                  "creds = docker.auth.load_config(sys.argv[1], credstore_env=env).get_all_credentials()\n"
+                  "print(json.dumps(creds))\n")
+        env = self.helper_env()
+        r = subprocess.run([python, "-c", script, path, json.dumps(env)], capture_output=True, env=env, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr.decode())
+        return json.loads(r.stdout)
+
+    def test_Y12_one_signed_out_account_does_not_break_the_other_registries(self):
+        """The azure account signed in (its ACR host), the google one not (Artifact Registry):
+        through `credHelpers` and through `credsStore`, docker-py returns both keys without
+        raising, the ACR entry holding a registry token and the signed-out one none; a direct `get`
+        for the signed-out host prints one stdout line that begins with the not-found phrase and
+        names `tokenbroker login gcp`, exit 3."""
+        self.sign_in()
+        ar = "europe-west1-docker.pkg.dev"
+        for docker_config in ({"credHelpers": {self.acr.host: "tokenbroker", ar: "tokenbroker"}},
+                              {"credsStore": "tokenbroker"}):
+            with self.subTest(config=docker_config):
+                creds = self.all_credentials(docker_config)
+                acr = creds[self.acr.host]
+                self.assertEqual(acr["Username"], USERNAME)
+                with self.acr.lock:
+                    self.assertIn(acr["Password"], self.acr.issued)
+                self.assertIn(ar, creds)
+                self.assertIsNone(creds[ar])
+        r = self.run_broker("get", input=ar, argv0=HELPER)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.count(b"\n"), 1, r.stdout)
+        self.assertTrue(r.stdout.startswith(b"credentials not found in native keychain (tokenbroker: "), r.stdout)
+        self.assertIn(b"tokenbroker login gcp", r.stdout)
+        self.assertEqual(self.acr.count("exchanges"), 1, self.acr.exchanges)

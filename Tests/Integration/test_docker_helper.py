@@ -87,22 +87,69 @@ class DockerHelperTest(BrokerTestCase):
             "https://myreg.azurecr.io": "00000000-0000-0000-0000-000000000000",
         })
 
-    def test_store_and_erase_accept_and_ignore_their_input(self):
-        """`store` (a JSON document) and `erase` (a server URL) exit 0 silently; nothing changes:
-        the next `get` hands out the same token."""
+    def test_Y13_store_and_erase_for_a_served_registry_are_ignored(self):
+        """`store` (a JSON document) and `erase` (a server URL) for a registry an account serves
+        (`az acr login` runs `docker login` for it) exit 0 silently; nothing changes: the next
+        `get` hands out the same token."""
         self.sign_in()
         first = dict(self.reply(self.docker("get", "europe-west1-docker.pkg.dev")))["Secret"]
         items = self.keyring_items()
-        store = json.dumps({"ServerURL": "https://europe-west1-docker.pkg.dev", "Username": "u",
-                            "Secret": "S_SENTINEL"})
-        for action, body in (("store", store), ("erase", "https://europe-west1-docker.pkg.dev\n"),
-                             ("store", ""), ("erase", "")):
+        for action, body in (("store", json.dumps({"ServerURL": "https://europe-west1-docker.pkg.dev",
+                                                   "Username": "u", "Secret": "S_SENTINEL"})),
+                             ("store", json.dumps({"ServerURL": "myreg.azurecr.io", "Username": "u",
+                                                   "Secret": "S_SENTINEL"})),
+                             ("erase", "https://europe-west1-docker.pkg.dev\n")):
             with self.subTest(action=action, body=body):
                 r = self.docker(action, body)
                 self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
         self.assertEqual(self.keyring_items(), items)
         again = dict(self.reply(self.docker("get", "europe-west1-docker.pkg.dev")))["Secret"]
         self.assertEqual(again, first)
+
+    def test_Y13_store_for_any_other_registry_fails_and_keeps_the_password_nowhere(self):
+        """As docker's `credsStore`, tokenbroker is handed every `docker login`'s password: for a
+        registry no account serves, `store` (and `erase`) exit 1 with one line on stdout, where
+        docker shows it, saying it keeps no registry passwords and belongs in `credHelpers`; the
+        password is found in no output, file, log or keyring item, even with --verbose."""
+        sentinel = "S_SENTINEL_PASSWORD_Y13"
+        self.sign_in()
+        outputs = []
+        for env in (self.env(), self.env(TOKENBROKER_VERBOSE="1")):
+            for action, body in (("store", json.dumps({"ServerURL": "https://index.docker.io/v1/",
+                                                       "Username": "someone", "Secret": sentinel})),
+                                 ("erase", "https://index.docker.io/v1/\n")):
+                with self.subTest(action=action, verbose="TOKENBROKER_VERBOSE" in env):
+                    r = subprocess.run([self._docker_exe(), action], input=body.encode(), capture_output=True,
+                                       env=env, timeout=60)
+                    outputs += [r.stdout, r.stderr]
+                    self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+                    self.assertEqual(r.stdout.count(b"\n"), 1, r.stdout)
+                    self.assertTrue(r.stdout.startswith(
+                        b"tokenbroker keeps no registry passwords, so the credential for 'index.docker.io' was not "),
+                        r.stdout)
+                    self.assertIn(b"credHelpers", r.stdout)
+                    self.assertIn(b"not as credsStore", r.stdout)
+                    self.assertIn(r.stdout, r.stderr)
+        for r in (self.docker("store", "not json " + sentinel), self.docker("store", "")):
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(b"names no registry", r.stdout)
+            outputs += [r.stdout, r.stderr]
+        self.assert_no_leak(sentinel, outputs=outputs)
+        for root in (self.home, self.runtime):
+            for dirpath, _, files in os.walk(root):
+                for name in files:
+                    path = os.path.join(dirpath, name)
+                    try:
+                        with open(path, "rb") as f:
+                            self.assertNotIn(sentinel.encode(), f.read(), path)
+                    except OSError:
+                        pass  # sockets, vanished files
+
+    def _docker_exe(self):
+        exe = os.path.join(self.tmp, NAME)
+        if not os.path.exists(exe):
+            os.symlink(TOKENBROKER, exe)
+        return exe
 
     def test_not_signed_in_and_bad_requests(self):
         """Errors go to stdout, where docker reads them, and to stderr: not signed in (status 3,

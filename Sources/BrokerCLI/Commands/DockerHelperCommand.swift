@@ -30,11 +30,7 @@ enum DockerHelperCommand {
       switch action {
       case "get": return try await get(runtime: runtime)
       case "list": return try await list(runtime: runtime)
-      case "store", "erase":
-        // Nothing to keep or forget: the tokens are ours. The input is read and ignored, so a
-        // writer never gets SIGPIPE.
-        _ = context.readInput(maxInput)
-        return 0
+      case "store", "erase": return try keepNothing(action: action, runtime: runtime)
       case "version", "--version", "-v":
         context.writeOutput("docker-credential-tokenbroker (tokenbroker) \(BrokerCommand.version)\n")
         return 0
@@ -48,7 +44,15 @@ enum DockerHelperCommand {
       }
     } catch {
       let mapped = ErrorMapping.map(error)
-      fail("tokenbroker: " + mapped.message, context: context)
+      switch mapped.status {
+      case .signInRequired, .storeUnavailable:
+        // No credentials here for now, and the registry's other users must go on: docker-py, which
+        // collects every registry's credentials before a build, skips a registry whose reply holds
+        // the not-found phrase and fails the whole build on any other (interface.md §5).
+        fail(notFound + " (tokenbroker: " + mapped.message + ")", context: context)
+      default:
+        fail("tokenbroker: " + mapped.message, context: context)
+      }
       return mapped.status.rawValue
     }
   }
@@ -57,6 +61,44 @@ enum DockerHelperCommand {
   static func fail(_ line: String, context: ProcessContext) {
     context.writeOutput(line + "\n")
     context.writeError(line + "\n")
+  }
+
+  /// `store` (a `{"ServerURL":…,"Username":…,"Secret":…}` document on stdin) and `erase` (a server
+  /// URL): for a host an account serves, nothing to keep or forget (the tokens are ours; `az acr
+  /// login` runs `docker login` for such a registry), exit 0. For any other host, or input that
+  /// names none, exit 1 with one line saying that tokenbroker keeps no registry passwords: as
+  /// docker's `credsStore` it would otherwise throw away the password `docker login` hands it and
+  /// report success (interface.md §5). The input is read whole, so a writer never gets SIGPIPE, and
+  /// the secret in it goes nowhere.
+  private static func keepNothing(action: String, runtime: Runtime) throws -> Int32 {
+    let context = runtime.context
+    let bytes = context.readInput(maxInput) ?? []
+    let address: String?
+    if action == "store" {
+      address = JSONText.decode(StoreRequest.self, bytes: bytes)?.serverURL
+    } else {
+      address = String(validating: bytes, as: UTF8.self)?.trimmingWhitespace()
+    }
+    guard let address, let host = RegistryAddress.host(of: address) else {
+      fail("tokenbroker: the \(action) request on stdin names no registry; nothing was \(action == "store" ? "stored" : "erased")", context: context)
+      return ExitStatus.failure.rawValue
+    }
+    if let match = try HostResolver(config: runtime.config()).resolve(host: host) {
+      runtime.verbose("'\(host)' is served by account '\(match.account.name)': nothing to \(action)")
+      return 0
+    }
+    fail(
+      "tokenbroker keeps no registry passwords, so the credential for '\(host)' was not \(action == "store" ? "stored" : "erased"); "
+        + "name tokenbroker in docker's credHelpers for the registries it serves, not as credsStore",
+      context: context)
+    return ExitStatus.failure.rawValue
+  }
+
+  /// The one field of a `store` document that tokenbroker reads; `Username` and `Secret` are not
+  /// decoded.
+  private struct StoreRequest: Decodable {
+    var serverURL: String
+    enum CodingKeys: String, CodingKey { case serverURL = "ServerURL" }
   }
 
   /// `get`: the server URL on stdin; `{"ServerURL":…,"Username":…,"Secret":…}` on stdout.
