@@ -12,8 +12,11 @@ public enum BrokerCommand {
   /// gets one malloc arena (`KeyDerivation.prepareProcess`), as every thread it starts later must
   /// share it. Called later, a thread that allocated first would already hold an arena of its
   /// own, 64 MiB of address space that only some runs map, so a store created in an `ulimit -v`
-  /// might not open again in it (bug-cases-3.md X15).
+  /// might not open again in it (bug-cases-3.md X15). A process without a session bus in its
+  /// environment (a cron job) takes the user's (`SessionBus.adoptUsersBus`) before any thread
+  /// reads the environment.
   public static func prepareProcess(arguments: [String]) {
+    SessionBus.adoptUsersBus()
     if GlobalOptionScan(Array(arguments.dropFirst())).words.first == "unlock" { KeyDerivation.prepareProcess() }
   }
 

@@ -1,4 +1,7 @@
-/// Where tokenbroker's files are (interface.md §2), computed from the environment only.
+import BrokerWire
+
+/// Where tokenbroker's files are (interface.md §2), computed from the environment (and, without
+/// `XDG_RUNTIME_DIR`, whether `/run/user/$UID` is the user's private directory).
 public struct BrokerPaths: Sendable, Equatable {
   /// Config files to read, in order (later ones override key by key).
   public var configFiles: [String]
@@ -6,7 +9,9 @@ public struct BrokerPaths: Sendable, Equatable {
   public var configIsExplicit: Bool
   /// The user's config file (the one `account add` edits).
   public var userConfigFile: String
-  /// `$XDG_RUNTIME_DIR/tokenbroker`, or `/tmp/tokenbroker-$UID` (created 0700 by BrokerSystem).
+  /// `$XDG_RUNTIME_DIR/tokenbroker`, else `/run/user/$UID/tokenbroker` when that is the user's
+  /// private directory, else `/tmp/tokenbroker-$UID` (`AgentEndpoint.runtimeDirectory`; created
+  /// 0700 by BrokerSystem).
   public var runtimeDirectory: String
   /// True when the runtime directory is the `/tmp` fallback, whose owner and mode must be checked.
   public var runtimeDirectoryIsFallback: Bool
@@ -23,7 +28,11 @@ public struct BrokerPaths: Sendable, Equatable {
   ///   - environment: the process environment.
   ///   - uid: the real user id.
   ///   - configOverride: the `--config` argument, if given (wins over `TOKENBROKER_CONFIG`).
-  public init(environment env: [String: String], uid: UInt32, configOverride: String? = nil) {
+  ///   - userRuntimeRoot: where logind makes each user's runtime directory (`/run/user`).
+  public init(
+    environment env: [String: String], uid: UInt32, configOverride: String? = nil,
+    userRuntimeRoot: String = AgentEndpoint.userRuntimeRoot
+  ) {
     let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/"
     func xdg(_ name: String, _ fallback: String) -> String {
       if let v = env[name], v.hasPrefix("/") { return v }
@@ -39,13 +48,8 @@ public struct BrokerPaths: Sendable, Equatable {
       configFiles = ["/etc/tokenbroker/config", userConfigFile]
       configIsExplicit = false
     }
-    if let runtime = env["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-      runtimeDirectory = runtime + "/tokenbroker"
-      runtimeDirectoryIsFallback = false
-    } else {
-      runtimeDirectory = "/tmp/tokenbroker-\(uid)"
-      runtimeDirectoryIsFallback = true
-    }
+    (runtimeDirectory, runtimeDirectoryIsFallback) = AgentEndpoint.runtimeDirectory(
+      environment: { env[$0] }, uid: uid, userRuntimeRoot: userRuntimeRoot)
     agentSocket = env["TOKENBROKER_AGENT_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? runtimeDirectory + "/agent.sock"
     tokenFile = xdg("XDG_DATA_HOME", ".local/share") + "/tokenbroker/tokens.json"
     encryptedTokenFile = xdg("XDG_DATA_HOME", ".local/share") + "/tokenbroker/tokens.enc"

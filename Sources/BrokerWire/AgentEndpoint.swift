@@ -3,8 +3,8 @@ import Glibc
 /// Where the agent listens (interface.md §2) and the files beside its socket, computed from the
 /// environment only; the same rule as `BrokerPaths.agentSocket` in BrokerCore.
 ///
-/// - socket: `TOKENBROKER_AGENT_SOCKET`, else `$XDG_RUNTIME_DIR/tokenbroker/agent.sock`, else
-///   `/tmp/tokenbroker-$UID/agent.sock`;
+/// - socket: `TOKENBROKER_AGENT_SOCKET`, else `agent.sock` in the runtime directory
+///   (`runtimeDirectory(environment:uid:)`);
 /// - `<socket>.lock`: held (`flock`) by the one agent serving the socket; holds its pid;
 /// - `<socket>.spawn`: held by the one client that is starting an agent;
 /// - `forward.sock` in the socket's directory: the agent's forwarding socket (interface.md §8),
@@ -17,18 +17,15 @@ public struct AgentEndpoint: Sendable, Equatable {
   public var socketPath: String
   /// The directory of the socket.
   public var directory: String
-  /// The per-user runtime directory (`$XDG_RUNTIME_DIR/tokenbroker` or `/tmp/tokenbroker-$UID`).
+  /// The per-user runtime directory (`runtimeDirectory(environment:uid:)`).
   public var runtimeDirectory: String
 
   /// - Parameters:
   ///   - environment: looks up one environment variable.
   ///   - uid: the real user id.
-  public init(environment: (String) -> String?, uid: UInt32) {
-    if let runtime = environment("XDG_RUNTIME_DIR"), runtime.utf8.first == UInt8(ascii: "/") {
-      runtimeDirectory = runtime + "/tokenbroker"
-    } else {
-      runtimeDirectory = "/tmp/tokenbroker-\(uid)"
-    }
+  ///   - userRuntimeRoot: where logind makes each user's runtime directory (`/run/user`).
+  public init(environment: (String) -> String?, uid: UInt32, userRuntimeRoot: String = Self.userRuntimeRoot) {
+    runtimeDirectory = Self.runtimeDirectory(environment: environment, uid: uid, userRuntimeRoot: userRuntimeRoot).path
     if let explicit = environment("TOKENBROKER_AGENT_SOCKET"), !explicit.isEmpty {
       socketPath = explicit
     } else {
@@ -41,6 +38,29 @@ public struct AgentEndpoint: Sendable, Equatable {
     } else {
       directory = "."
     }
+  }
+
+  /// Where logind makes each logged-in user's runtime directory, `/run/user/$UID`.
+  public static let userRuntimeRoot = "/run/user"
+
+  /// The per-user runtime directory (interface.md §2), the one rule for the agent's socket and the
+  /// full program's files: `$XDG_RUNTIME_DIR/tokenbroker`; without an absolute `XDG_RUNTIME_DIR`,
+  /// `/run/user/$UID/tokenbroker` when `/run/user/$UID` is the user's own directory with no group
+  /// or other permission (logind's, which a cron job started without pam_systemd is not told of,
+  /// so it finds the agent of the user's session there); else `/tmp/tokenbroker-$UID`.
+  /// - Returns: the directory, and whether it is the `/tmp` fallback (whose owner and mode the
+  ///   caller checks as it creates it).
+  public static func runtimeDirectory(
+    environment: (String) -> String?, uid: UInt32, userRuntimeRoot: String = userRuntimeRoot
+  ) -> (path: String, isFallback: Bool) {
+    if let runtime = environment("XDG_RUNTIME_DIR"), runtime.utf8.first == UInt8(ascii: "/") {
+      return (runtime + "/tokenbroker", false)
+    }
+    let session = userRuntimeRoot + "/\(uid)"
+    if PrivateDirectory.check(session, create: false, exclusive: true, uid: uid) == nil {
+      return (session + "/tokenbroker", false)
+    }
+    return ("/tmp/tokenbroker-\(uid)", true)
   }
 
   /// The running process's endpoint (`getenv`, `getuid`).

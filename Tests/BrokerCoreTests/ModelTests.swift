@@ -1,4 +1,5 @@
 import BrokerCore
+import Glibc
 import Testing
 
 @Suite struct ModelTests {
@@ -59,6 +60,20 @@ import Testing
     #expect(q.runtimeDirectory == "/tmp/tokenbroker-7" && q.runtimeDirectoryIsFallback)
     let r = BrokerPaths(environment: ["HOME": "/h", "TOKENBROKER_CONFIG": "/c"], uid: 7, configOverride: "/d")
     #expect(r.configFiles == ["/d"])
+  }
+
+  /// Y16: the full program's files follow the agent's rule for the runtime directory.
+  @Test func Y16_pathsTakeTheUsersPrivateRunUserDirectoryWithoutXDGRuntimeDir() {
+    let root = "/tmp/tb-paths-run-user-\(getpid())"
+    mkdir(root, 0o755)
+    mkdir(root + "/\(getuid())", 0o700)
+    defer {
+      rmdir(root + "/\(getuid())")
+      rmdir(root)
+    }
+    let p = BrokerPaths(environment: ["HOME": "/h"], uid: getuid(), userRuntimeRoot: root)
+    #expect(p.runtimeDirectory == root + "/\(getuid())/tokenbroker" && !p.runtimeDirectoryIsFallback)
+    #expect(p.agentSocket == root + "/\(getuid())/tokenbroker/agent.sock")
   }
 
   @Test func formEncoding() {

@@ -21,6 +21,37 @@ import Testing
     #expect(!explicit.isInRuntimeDirectory)
   }
 
+  /// Y16: a scheduled job (cron without pam_systemd) has no XDG_RUNTIME_DIR; it must find the
+  /// agent of the user's session in `/run/user/$UID` when that is the user's private directory,
+  /// not start a second agent without a keyring in `/tmp`.
+  @Test func Y16_withoutXDGRuntimeDirTheUsersPrivateRunUserDirectoryIsUsed() throws {
+    let root = "/tmp/tb-run-user-\(getpid())"
+    mkdir(root, 0o755)
+    defer {
+      for uid in ["\(getuid())", "4242"] { rmdir(root + "/" + uid) }
+      rmdir(root)
+    }
+    let uid = getuid()
+    func found(_ env: [String: String] = [:], uid: UInt32 = getuid()) -> AgentEndpoint {
+      AgentEndpoint(environment: { env[$0] }, uid: uid, userRuntimeRoot: root)
+    }
+    // No /run/user/$UID: the /tmp fallback.
+    #expect(found().runtimeDirectory == "/tmp/tokenbroker-\(uid)")
+    #expect(AgentEndpoint.runtimeDirectory(environment: { _ in nil }, uid: uid, userRuntimeRoot: root).isFallback)
+    // The user's own 0700 directory: used, and the socket's directory is the runtime directory.
+    #expect(mkdir(root + "/\(uid)", 0o700) == 0)
+    #expect(found().socketPath == root + "/\(uid)/tokenbroker/agent.sock")
+    #expect(found().isInRuntimeDirectory)
+    #expect(!AgentEndpoint.runtimeDirectory(environment: { _ in nil }, uid: uid, userRuntimeRoot: root).isFallback)
+    // XDG_RUNTIME_DIR still wins.
+    #expect(found(["XDG_RUNTIME_DIR": "/x"]).runtimeDirectory == "/x/tokenbroker")
+    // Open to others, or another user's: not taken.
+    chmod(root + "/\(uid)", 0o755)
+    #expect(found().runtimeDirectory == "/tmp/tokenbroker-\(uid)")
+    #expect(mkdir(root + "/4242", 0o700) == 0)
+    #expect(found(uid: 4242).runtimeDirectory == "/tmp/tokenbroker-4242")
+  }
+
   /// The forwarding socket lies beside the agent's; a socket named `…forward.sock` is a
   /// forwarded agent's (interface.md §8), whatever its directory.
   @Test func forwardingSocketAndForwardedSockets() {
