@@ -118,7 +118,11 @@ public struct HostResolver: Sendable {
 
   /// Whether path segments on `host` compare case-insensitively: Azure DevOps organisation,
   /// project and repository names are (`dev.azure.com`, `*.visualstudio.com`).
-  public static func pathsIgnoreCase(host: String) -> Bool {
+  public static func pathsIgnoreCase(host: String) -> Bool { isAzureDevOps(host: host) }
+
+  /// Whether `host` (`HOST[:PORT]`, any case) is Azure DevOps: `dev.azure.com` or
+  /// `*.visualstudio.com`.
+  public static func isAzureDevOps(host: String) -> Bool {
     let name = splitPort(host.lowercased()).0
     return name == "dev.azure.com" || name.hasSuffix(".visualstudio.com")
   }

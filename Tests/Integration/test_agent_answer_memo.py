@@ -15,7 +15,7 @@ from agent_flows import GIT_GET, AgentTestCase
 from harness import TOKENBROKER
 
 OTHER_GIT_GET = "protocol=https\nhost=other.example.test\n\n"
-AUTHTYPE_GIT_GET = "capability[]=authtype\n" + GIT_GET
+AUTHTYPE_GIT_GET = "capability[]=authtype\nwwwauth[]=Bearer\n" + GIT_GET
 V1 = "client.authentication.k8s.io/v1"
 V1BETA1 = "client.authentication.k8s.io/v1beta1"
 

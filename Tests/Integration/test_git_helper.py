@@ -188,11 +188,39 @@ class GitWireTest(GitTestCase):
         self.assertEqual([k for k, _ in parse_lines(plain.stdout)],
                          ["username", "password", "password_expiry_utc"])
 
+    def test_Y06_authtype_answers_bearer_only_where_the_host_takes_it(self):
+        """interface.md §4: with `capability[]=authtype`, a host whose challenges offer only Basic
+        (GitHub, GitLab, Gitea, Bitbucket on git) gets `username`/`password` and no `authtype=` or
+        `credential=`; a Bearer challenge beside it, or Azure DevOps (which takes bearer tokens
+        without saying so in every request), gets the bearer form."""
+        self.signed_in()
+        self.write_config(self.default_config().replace("hosts = git.example.test",
+                                                        "hosts = git.example.test dev.azure.com"))
+        cases = (
+            (GIT_HOST, ['wwwauth[]=Basic realm="Gitea"'], False),
+            (GIT_HOST, [], False),
+            (GIT_HOST, ['wwwauth[]=Basic realm="Gitea"', 'wwwauth[]=Bearer realm="x"'], True),
+            (GIT_HOST, ['wwwauth[]=Basic realm="x", Bearer'], True),
+            ("dev.azure.com", [], True),
+            ("dev.azure.com", ['wwwauth[]=Basic realm="https://dev.azure.com/"'], True),
+        )
+        for host, wwwauth, bearer in cases:
+            with self.subTest(host=host, wwwauth=wwwauth):
+                r = self.run_broker("get", input="capability[]=authtype\nprotocol=https\nhost=%s\n%s\n" % (
+                    host, "".join(w + "\n" for w in wwwauth)))
+                self.assertEqual(r.returncode, 0, r.stderr)
+                keys = [k for k, _ in parse_lines(r.stdout)]
+                if bearer:
+                    self.assertEqual(keys, ["capability[]", "authtype", "credential", "ephemeral", "password_expiry_utc"])
+                else:
+                    self.assertEqual(keys, ["username", "password", "password_expiry_utc"])
+                    self.assertTrue(self.emu.validate_access_token(dict(parse_lines(r.stdout))["password"]))
+
     def test_erase_with_the_bearer_credential_drops_it(self):
         """B10: `erase` whose `credential` (the bearer form) is the handed-out token drops that
         access token only: the next `get` refreshes to a different token; the refresh token stays."""
         self.signed_in()
-        ask = f"capability[]=authtype\nprotocol=https\nhost={GIT_HOST}\n"
+        ask = f"capability[]=authtype\nwwwauth[]=Bearer\nprotocol=https\nhost={GIT_HOST}\n"
         first = dict(parse_lines(self.run_broker("get", input=ask + "\n").stdout))["credential"]
         e = self.run_broker("erase", input=ask + f"authtype=Bearer\ncredential={first}\nephemeral=1\n\n")
         self.assertEqual((e.returncode, e.stdout), (0, b""))

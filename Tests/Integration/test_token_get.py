@@ -186,7 +186,7 @@ class SilentRefreshTest(FlowTestCase):
         primed = self.run_broker("token", "get", "work", timeout=30)
         self.assertEqual(primed.returncode, 0, primed.stderr)
         for args, stdin in ((("token", "get", "work"), b""), (("get",), GIT_GET),
-                            (("get",), "capability[]=authtype\n" + GIT_GET)):
+                            (("get",), "capability[]=authtype\nwwwauth[]=Bearer\n" + GIT_GET)):
             items = self.items_of_kind("access-token")
             self.assertEqual(len(items), 1, self.keyring_items())
             [item] = items

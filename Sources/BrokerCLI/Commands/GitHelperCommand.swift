@@ -50,7 +50,7 @@ enum GitHelperCommand {
           account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
       }
     var reply: [CredentialField] = []
-    if request.values("capability").contains("authtype") {
+    if request.values("capability").contains("authtype") && takesBearer(challenges, host: target.host) {
       reply = [
         CredentialField("capability[]", "authtype"), CredentialField("authtype", "Bearer"),
         CredentialField("credential", token.accessToken.revealed), CredentialField("ephemeral", "1"),
@@ -63,6 +63,13 @@ enum GitHelperCommand {
     runtime.context.writeOutput(String(decoding: try CredentialCodec.encode(reply), as: UTF8.self))
     if claims == nil { runtime.answerIsPure() }  // a claims challenge is answered by a new token each time
     return .success
+  }
+
+  /// Whether the host takes a bearer token (interface.md §4): one of its `wwwauth[]` challenges
+  /// offers `Bearer`, or it is Azure DevOps. Hosts whose challenges offer only `Basic` (GitHub,
+  /// GitLab, Gitea, Bitbucket) take the token as a password and refuse `Authorization: Bearer`.
+  private static func takesBearer(_ challenges: [BearerChallenge], host: String) -> Bool {
+    !challenges.isEmpty || HostResolver.isAzureDevOps(host: host)
   }
 
   /// `wwwauth[]` naming a tenant (Azure DevOps: `Bearer authorization_uri=…/TENANT`) that is not
