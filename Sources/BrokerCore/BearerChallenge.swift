@@ -46,12 +46,17 @@ public struct BearerChallenge: Sendable, Equatable {
     }
   }
 
-  /// The tenant `authorization_uri` names (its first path segment, a GUID, lower-cased), or nil.
+  /// The tenant `authorization_uri` names (its first path segment, a GUID, lower-cased), or nil
+  /// when it names none: `common`, `organizations`, `consumers`, and the all-zero GUID, which
+  /// Azure DevOps reports for organisations of personal Microsoft accounts (no Entra tenant).
   public var tenant: String? {
     guard let uri = parameters["authorization_uri"], let url = EndpointURL(uri) else { return nil }
-    let first = url.path.split(separator: "/").first.map(String.init) ?? ""
-    return Self.isGUID(first) ? first.lowercased() : nil
+    let first = (url.path.split(separator: "/").first.map(String.init) ?? "").lowercased()
+    return Self.isGUID(first) && first != Self.noTenant ? first : nil
   }
+
+  /// The all-zero GUID: no tenant.
+  static let noTenant = "00000000-0000-0000-0000-000000000000"
 
   /// The claims of an `insufficient_claims` challenge as JSON text (decoded from base64 or
   /// base64url when not JSON already), or nil when this is not one or they are not a JSON object.

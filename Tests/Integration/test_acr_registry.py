@@ -210,6 +210,21 @@ class FailureTest(ACRRegistryTest):
         self.assertIn(b"tokenbroker login work", r.stderr)
         self.assertEqual(self.refresh_token_items(), items)
 
+    def test_Y05_a_401_names_another_tenant_and_the_host_group_too(self):
+        """A registry in another tenant answers the exchange with 401 like a revoked sign-in does:
+        exit 3, one line naming the login and the other possibility, with the `[host …]` line
+        that serves the registry with another account; nothing deleted."""
+        self.sign_in()
+        items = self.refresh_token_items()
+        self.acr.exchange_status = 401
+        r = self.helper_get()
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertEqual(len(r.stdout.splitlines()), 1)
+        self.assertIn(b"tokenbroker login work", r.stdout)
+        self.assertIn(b"another tenant", r.stdout)
+        self.assertIn(("[host %s] account = " % self.acr.host).encode(), r.stdout)
+        self.assertEqual(self.refresh_token_items(), items)
+
     def test_404_names_the_host_and_5xx_429_or_a_page_is_never_a_sign_out(self):
         self.sign_in()
         items = self.refresh_token_items()

@@ -47,6 +47,35 @@ class WWWAuthTest(GitTestCase):
         r = self.get(f'wwwauth[]=Bearer authorization_uri="https://login.microsoftonline.com/{self.own_tenant()}"')
         self.assertEqual(self.password(r), cached)
 
+    def test_Y05_authorities_that_name_no_tenant_get_the_ordinary_answer(self):
+        """Organisations of personal Microsoft accounts report the all-zero GUID as their tenant
+        (Entra refuses it as a tenant: AADSTS900021); it, `common`, `organizations` and
+        `consumers` name no tenant: the cached token, no refusal, no refresh."""
+        self.signed_in()
+        cached = self.password(self.get(path="msaorg/p/_git/r"))
+        before = len(self.refreshes())
+        for authority in ("00000000-0000-0000-0000-000000000000", "common", "organizations", "consumers"):
+            with self.subTest(authority=authority):
+                r = self.get(f"wwwauth[]=Bearer authorization_uri=https://login.microsoftonline.com/{authority}",
+                             'wwwauth[]=Basic realm="https://dev.azure.com/"', path="msaorg/p/_git/r")
+                self.assertEqual(self.password(r), cached)
+                self.assertNotIn(b"tenant", r.stderr)
+        self.assertEqual(len(self.refreshes()), before)
+
+    def test_Y05_a_guest_is_told_the_exact_lines_that_serve_the_other_tenant(self):
+        """A guest (B2B) of another tenant: the refusal gives the account to add (the same lines,
+        `tenant =` that tenant, the same user's `login-hint`), the `[host …/ORG]` group that binds
+        it and the login to run."""
+        self.write_config(self.default_config(extra_account="login-hint = user1@example.test"))
+        self.signed_in()
+        r = self.get(f"wwwauth[]=Bearer authorization_uri=https://login.microsoftonline.com/{OTHER}")
+        self.assert_refused(r, status=3)
+        line = r.stderr.decode()
+        for part in (f"tenant = {OTHER}", "login-hint = user1@example.test", "[account work-org2]",
+                     f"[host {GIT_HOST}/org2] with account = work-org2", "tokenbroker login work-org2"):
+            self.assertIn(part, line)
+        self.assertEqual(len(r.stderr.splitlines()), 1, line)
+
     def test_a_claims_challenge_gets_a_token_asked_for_with_its_claims(self):
         self.signed_in()
         cached = self.password(self.get())

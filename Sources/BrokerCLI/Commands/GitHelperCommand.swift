@@ -86,10 +86,16 @@ enum GitHelperCommand {
       return
     }
     let org = target.path.flatMap { $0.split(separator: "/").first }.map(String.init) ?? "ORG"
+    // A guest (B2B) of that tenant signs in to it as an account of its own, with the same user.
+    let guest = "\(name)-\(org.lowercased())"
+    let user = match.account.loginHint.map { "login-hint = \($0)" } ?? "login-hint = YOUR-SIGN-IN-NAME"
     throw HelperError(
       status: .signInRequired,
       description: "\(target.place) wants tenant \(wanted); account '\(name)' is in \(own); bind it with "
-        + "[host \(target.host)/\(org)] to an azure account of tenant \(wanted) (README: Several organisations on one host)")
+        + "[host \(target.host)/\(org)] to an azure account of tenant \(wanted): as a member or guest there, add "
+        + "[account \(guest)] with the lines of '\(name)' and tenant = \(wanted), \(user), then "
+        + "[host \(target.host)/\(org)] with account = \(guest), and run 'tokenbroker login \(guest)' "
+        + "(README: Several organisations on one host)")
   }
 
   /// Drops the access token git reports as failed, if it is one we handed out; never a refresh

@@ -120,7 +120,8 @@ public struct AzureRegistryExchange: Sendable {
 /// Why a container registry's token exchange failed. No payload holds a token.
 public enum RegistryError: Error, Sendable, Equatable, CustomStringConvertible {
   /// Exit 3. The exchange answered 401: the registry took the account's token for no sign-in it
-  /// knows (another tenant, a revoked session). The refresh token is kept.
+  /// knows (a revoked session, or a registry in another tenant, which only an account of that
+  /// tenant can serve: the message names both). The refresh token is kept.
   case refused(account: String, host: String)
   /// Exit 1. The exchange answered 404: no registry of that name.
   case notFound(host: String)
@@ -133,7 +134,8 @@ public enum RegistryError: Error, Sendable, Equatable, CustomStringConvertible {
     switch self {
     case .refused(let account, let host):
       return "the registry '\(host)' refused the token of '\(account)' at its token exchange (HTTP 401); "
-        + "run 'tokenbroker login \(account)' (the sign-in is kept)"
+        + "run 'tokenbroker login \(account)' (the sign-in is kept); if the registry belongs to another tenant, "
+        + "serve it with an azure account of that tenant: [host \(host)] account = ACCOUNT"
     case .notFound(let host):
       return "'\(host)' has no registry token exchange (HTTP 404 at /oauth2/exchange); "
         + "check the registry name (NAME.azurecr.io) in the image reference"
