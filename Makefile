@@ -45,11 +45,13 @@ PYTHON ?= python3
 # client for the Azure Container Registry exchange through docker-credential-tokenbroker;
 # openssh-server and openssh-client for the agent forwarded over ssh -R (the tests start their own
 # sshd on loopback); dovecot (IMAP, POP3 and submission, with passdb oauth2) and msmtp, a real mail
-# server and a real client for the mail tokens (the tests start their own Dovecot on loopback).
+# server and a real client for the mail tokens (the tests start their own Dovecot on loopback);
+# isync (mbsync, with Cyrus SASL's XOAUTH2 plugin) and neomutt, the other clients mail setup serves.
 DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev libqrencode-dev libsodium-dev rclone gnome-keyring dbus libsecret-tools \
        libglib2.0-bin git openssl curl python3 python3-dbus python3-gi python3-venv \
        mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd nginx dpkg-dev lintian \
-       docker-registry skopeo openssh-server openssh-client dovecot-imapd dovecot-pop3d dovecot-submissiond msmtp
+       docker-registry skopeo openssh-server openssh-client dovecot-imapd dovecot-pop3d dovecot-submissiond msmtp \
+       isync libsasl2-modules-kdexoauth2 neomutt
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps install uninstall deb deb-check demo check unit integration fidelity clean

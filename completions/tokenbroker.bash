@@ -38,7 +38,7 @@ _tokenbroker() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
         --config | --format | --scope | --min-valid | --login-hint | --cookies-from | --provider | --url | --claims | \
-            --for | --user | --host | --port)
+            --for | --user | --host | --port | --imap | --smtp)
             ((i++)) ;;
         -*) ;;
         *)
@@ -65,12 +65,12 @@ _tokenbroker() {
     --forward) _tokenbroker_reply $'yes\nno' "$cur"; return ;;
     --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;
     --via) _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"; return ;;
-    --scope | --min-valid | --login-hint | --passphrase-fd | --url | --claims | --user | --host | --port) return ;;
+    --scope | --min-valid | --login-hint | --passphrase-fd | --url | --claims | --user | --host | --port | --imap | --smtp) return ;;
     esac
 
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then _tokenbroker_reply "--config --verbose --help" "$cur"
-        else _tokenbroker_reply "login logout revoke token accounts status account setup-git get store erase capability agent version unlock lock forward exec" "$cur"
+        else _tokenbroker_reply "login logout revoke token accounts status account setup-git mail get store erase capability agent version unlock lock forward exec" "$cur"
         fi
         return
     fi
@@ -101,6 +101,11 @@ _tokenbroker() {
         if [[ -z $sub ]]; then _tokenbroker_reply "get" "$cur"; return; fi
         options="--scope --for --min-valid --force-refresh --claims --format --json --user --host --port"
         ((nargs == 1)) && accounts=1 ;;
+    mail)
+        if [[ -z $sub ]]; then _tokenbroker_reply "setup" "$cur"; return; fi
+        options="--user --imap --smtp"
+        ((nargs == 1)) && accounts=1
+        ((nargs == 2)) && words="msmtp mbsync neomutt curl" ;;
     account)
         case $sub in
         "") _tokenbroker_reply $'add\nremove' "$cur"; return ;;

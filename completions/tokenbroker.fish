@@ -14,7 +14,7 @@ function __tokenbroker_words
         end
         switch $t
             case --config --format --scope --min-valid --login-hint --cookies-from --provider --url --claims \
-                    --for --user --host --port
+                    --for --user --host --port --imap --smtp
                 set skip 1
             case '-*'
             case '*'
@@ -57,7 +57,7 @@ function __tokenbroker_wants_account
         case 1
             contains -- $words[1] login logout revoke setup-git exec status
         case 2
-            test "$words" = "token get"; or test "$words" = "account remove"; or test $words[1] = exec
+            test "$words" = "token get"; or test "$words" = "account remove"; or test "$words" = "mail setup"; or test $words[1] = exec
         case '*'
             return 1
     end
@@ -76,6 +76,7 @@ complete -c tokenbroker -n '__tokenbroker_at' -a accounts -d 'list accounts'
 complete -c tokenbroker -n '__tokenbroker_at' -a status -d 'what is signed in; what serves a URL'
 complete -c tokenbroker -n '__tokenbroker_at' -a account -d 'add or remove an account'
 complete -c tokenbroker -n '__tokenbroker_at' -a setup-git -d "make git use tokenbroker for the hosts"
+complete -c tokenbroker -n '__tokenbroker_at' -a mail -d "print a mail client's configuration"
 complete -c tokenbroker -n '__tokenbroker_at' -a 'get store erase capability' -d 'git credential helper action'
 complete -c tokenbroker -n '__tokenbroker_at' -a agent -d 'the resident agent'
 complete -c tokenbroker -n '__tokenbroker_at' -a version -d 'versions of tokenbroker and its libraries'
@@ -141,5 +142,16 @@ complete -c tokenbroker -n '__tokenbroker_in_add' -l ca-file -r -F -d 'extra PEM
 complete -c tokenbroker -n '__tokenbroker_in unlock' -l passphrase-fd -x -d 'read the passphrase from this descriptor'
 complete -c tokenbroker -n '__tokenbroker_in unlock' -l create -d 'create the store when there is none (needed with --passphrase-fd)'
 complete -c tokenbroker -n '__tokenbroker_in setup-git' -l dry-run -d 'print the git config commands only'
+
+complete -c tokenbroker -n '__tokenbroker_at mail' -a setup -d "print a mail client's configuration"
+# True right after `mail setup ACCOUNT`: the client comes next.
+function __tokenbroker_wants_mail_client
+    set -l words (__tokenbroker_words)
+    test (count $words) -eq 3; and test "$words[1] $words[2]" = "mail setup"
+end
+complete -c tokenbroker -n '__tokenbroker_wants_mail_client' -a 'msmtp mbsync neomutt curl' -d 'mail client'
+complete -c tokenbroker -n '__tokenbroker_in mail' -l user -x -d "the mailbox's address"
+complete -c tokenbroker -n '__tokenbroker_in mail' -l imap -x -d 'the IMAP server, HOST[:PORT]'
+complete -c tokenbroker -n '__tokenbroker_in mail' -l smtp -x -d 'the SMTP server, HOST[:PORT]'
 complete -c tokenbroker -n '__tokenbroker_at agent' -a 'run start stop status' -d 'agent action'
 complete -c tokenbroker -n '__tokenbroker_at agent start; or __tokenbroker_at agent status' -l json -d 'print JSON'

@@ -94,6 +94,7 @@ public enum BrokerCommand {
       case "version": return try VersionCommand.run(args, runtime: runtime)
       case "agent": return try await AgentCommand.run(args, runtime: runtime)
       case "setup-git": return try await SetupGitCommand.run(args, runtime: runtime)
+      case "mail": return try await MailCommand.run(args, runtime: runtime)
       case "account": return try await AccountCommand.run(args, runtime: runtime)
       case "unlock": return try await UnlockCommand.run(args, runtime: runtime)
       case "lock": return try await LockCommand.run(args, runtime: runtime)

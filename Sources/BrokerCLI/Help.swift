@@ -125,6 +125,16 @@ enum Help {
       The resulting config is checked first: a bad key or value exits 64 naming the option,
       and the file is not changed.
       """,
+    "mail": """
+      Prints a complete configuration for a mail client that gets its access tokens from
+      'tokenbroker token get ACCOUNT --for imap|smtp' (Exchange Online, Gmail, or any server
+      taking SASL XOAUTH2 or OAUTHBEARER). CLIENT: msmtp, mbsync (needs Debian's
+      libsasl2-modules-kdexoauth2), neomutt, curl. Writes nothing; the user is the signed-in
+      identity unless given.
+        --user U              the mailbox's address
+        --imap HOST[:PORT]    the IMAP server (default: the provider's; 993 with TLS)
+        --smtp HOST[:PORT]    the SMTP server (default: the provider's; 587 with STARTTLS)
+      """,
     "version": """
       Prints the versions of tokenbroker, libcurl and libsecret.
         --json     one JSON object

@@ -6,7 +6,7 @@ import unittest
 
 from harness import BrokerTestCase
 from shell_completion import ShellCompletionTests
-COMMANDS = {"login", "logout", "revoke", "token", "accounts", "status", "account", "setup-git", "get", "store",
+COMMANDS = {"login", "logout", "revoke", "token", "accounts", "status", "account", "setup-git", "mail", "get", "store",
             "erase", "capability", "agent", "version", "unlock", "lock", "forward", "exec"}
 FORMATS = {"token", "header", "json", "env", "cookiejar", "exec-credential", "xoauth2", "oauthbearer"}
 
@@ -26,6 +26,7 @@ CASES = [
     ("tokenbroker token get work --format e", {"env", "exec-credential"}),
     ("tokenbroker token get work --f", {"--force-refresh", "--format", "--for"}),
     ("tokenbroker token get work --for ", {"imap", "pop", "smtp"}),
+    ("tokenbroker mail setup work ", {"msmtp", "mbsync", "neomutt", "curl"}),
     ("tokenbroker --config {other} token get ", {"solo"}),
     ("tokenbroker account ", {"add", "remove"}),
     ("tokenbroker account remove ", {"work", "home-lab"}),

@@ -22,16 +22,22 @@ enum GitHelperProgram {
   ///   - executable: this program's file (`ProcessContext.executable`), or nil when unknown.
   ///   - path: the `PATH` variable.
   static func helperValue(executable: String?, path: String?) -> String {
+    installed(name, executable: executable, path: path) ?? byName
+  }
+
+  /// The absolute path of this install's program `program` (`tokenbroker`, or the helper's
+  /// name), looked for as above; nil when none is found or its path would need quoting.
+  static func installed(_ program: String, executable: String?, path: String?) -> String? {
     var candidates: [String] = []
     if let executable, let dir = directory(of: executable) {
       let libexec = "/libexec/tokenbroker"
-      if dir.hasSuffix(libexec) { candidates.append(String(dir.dropLast(libexec.count)) + "/bin/" + name) }
-      candidates.append(dir + "/" + name)
+      if dir.hasSuffix(libexec) { candidates.append(String(dir.dropLast(libexec.count)) + "/bin/" + program) }
+      candidates.append(dir + "/" + program)
     }
     for dir in (path ?? "").split(separator: ":") where dir.hasPrefix("/") {
-      candidates.append(String(dir) + "/" + name)
+      candidates.append(String(dir) + "/" + program)
     }
-    guard let found = candidates.first(where: runs), isPlain(found) else { return byName }
+    guard let found = candidates.first(where: runs), isPlain(found) else { return nil }
     return found
   }
 

@@ -77,6 +77,17 @@ enum CommandTable {
       usage: "usage: tokenbroker setup-git [ACCOUNT] [--dry-run]",
       forms: [CommandForm(arguments: ["ACCOUNT"], options: [CommandOption("dry-run")])]),
     CommandDeclaration(
+      "mail", listing: [("mail setup ACCOUNT CLIENT", "print a mail client's configuration (msmtp, mbsync, neomutt, curl)")],
+      usage: "usage: tokenbroker mail setup ACCOUNT msmtp|mbsync|neomutt|curl [--user U] [--imap HOST[:PORT]] [--smtp HOST[:PORT]]",
+      forms: [
+        CommandForm(
+          "setup", arguments: ["ACCOUNT", "CLIENT"],
+          options: [
+            CommandOption("user", .text("U")), CommandOption("imap", .text("HOST[:PORT]")),
+            CommandOption("smtp", .text("HOST[:PORT]")),
+          ])
+      ]),
+    CommandDeclaration(
       "account", listing: [
         ("account add NAME --provider P ...", "add an account to the config file (comments are kept)"),
         ("account remove NAME", "remove an account from the config file"),
