@@ -11,7 +11,14 @@ import socket
 import socketserver
 import subprocess
 import threading
+import tempfile
 import time
+import unittest
+
+from flows import FlowTestCase
+
+# The scope the mail server requires of every token: Exchange Online's for IMAP.
+IMAP_SCOPE = "https://outlook.office.com/IMAP.AccessAsUser.All"
 
 CONFIG = """\
 base_dir = {dir}/run
@@ -176,6 +183,23 @@ class MailServer:
                         raise RuntimeError("Dovecot did not start: " + self.log())
                     time.sleep(0.05)
 
+    @classmethod
+    def for_test(cls, case):
+        """A server for `case` (a BrokerTestCase: its emulator, CA and server certificate), in a
+        directory of its own that Dovecot's service users can read, stopped and removed at the
+        end of the test."""
+        directory = tempfile.mkdtemp(prefix="tb-dovecot-")
+        os.chmod(directory, 0o755)
+        case.addCleanup(shutil.rmtree, directory, True)
+        ca = os.path.join(directory, "ca.pem")
+        shutil.copy(case.ca_file, ca)
+        os.chmod(ca, 0o644)
+        certs = os.path.dirname(case.ca_file)
+        server = cls(directory, "%s/_control/introspect?scope=%s&token=" % (case.emu.base_url, IMAP_SCOPE), ca,
+                     os.path.join(certs, "server.pem"), os.path.join(certs, "server.key"))
+        case.addCleanup(server.stop)
+        return server
+
     def log(self):
         try:
             with open(os.path.join(self.dir, "dovecot.log"), errors="replace") as f:
@@ -191,3 +215,15 @@ class MailServer:
             self.process.kill()
             self.process.wait()
         self.sink.stop()
+
+
+@unittest.skipIf(MailServer.available(), MailServer.available())
+class MailTestCase(FlowTestCase):
+    """An account `work` with `mail = imap smtp`, signed in, and a Dovecot (`self.server`)."""
+    emulator_options = {"device_code_interval": 1}
+
+    def setUp(self):
+        super().setUp()
+        self.write_config(self.default_config(extra_account="mail = imap smtp\n"))
+        self.signed_in()
+        self.server = MailServer.for_test(self)

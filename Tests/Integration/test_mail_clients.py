@@ -4,39 +4,19 @@ every token at the emulator, which takes only tokens carrying Exchange Online's 
 Exchange refuses a Graph token). curl reads over IMAP and POP, and msmtp and curl send through
 submission with `token get --for smtp` as the password command; the message reaches the relay."""
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 import unittest
 
-from flows import FlowTestCase
 from harness import TOKENBROKER
-from mail_server import MailServer
-
-IMAP_SCOPE = "https://outlook.office.com/IMAP.AccessAsUser.All"
+from mail_server import MailTestCase
 
 
-@unittest.skipIf(MailServer.available(), MailServer.available())
-class MailClientsTest(FlowTestCase):
-    emulator_options = {"device_code_interval": 1}
+
+class MailClientsTest(MailTestCase):
 
     def setUp(self):
         super().setUp()
-        self.write_config(self.default_config(extra_account="mail = imap smtp\n"))
-        self.signed_in()
-        # Outside the test's private directory: Dovecot's processes run as its service users.
-        directory = tempfile.mkdtemp(prefix="tb-dovecot-")
-        os.chmod(directory, 0o755)
-        self.addCleanup(shutil.rmtree, directory, True)
-        ca = os.path.join(directory, "ca.pem")
-        shutil.copy(self.ca_file, ca)
-        os.chmod(ca, 0o644)
-        certs = os.path.dirname(self.ca_file)
-        introspect = "%s/_control/introspect?scope=%s&token=" % (self.emu.base_url, IMAP_SCOPE)
-        self.server = MailServer(directory, introspect, ca, os.path.join(certs, "server.pem"),
-                                 os.path.join(certs, "server.key"))
-        self.addCleanup(self.server.stop)
         self.user = self.emu.validate_access_token(self.token("--for", "imap"))["username"]
 
     def token(self, *args):

@@ -4,35 +4,15 @@ servers given by --imap and --smtp and only the CA bundle line changed to the te
 import os
 import shutil
 import subprocess
-import tempfile
 import unittest
 
-from flows import FlowTestCase
 from harness import TOKENBROKER
-from mail_server import MailServer
+from mail_server import MailTestCase
 
-IMAP_SCOPE = "https://outlook.office.com/IMAP.AccessAsUser.All"
 SYSTEM_CA = "/etc/ssl/certs/ca-certificates.crt"
 
 
-@unittest.skipIf(MailServer.available(), MailServer.available())
-class MailSetupTest(FlowTestCase):
-    emulator_options = {"device_code_interval": 1}
-
-    def setUp(self):
-        super().setUp()
-        self.write_config(self.default_config(extra_account="mail = imap smtp\n"))
-        self.signed_in()
-        directory = tempfile.mkdtemp(prefix="tb-dovecot-")
-        os.chmod(directory, 0o755)
-        self.addCleanup(shutil.rmtree, directory, True)
-        ca = os.path.join(directory, "ca.pem")
-        shutil.copy(self.ca_file, ca)
-        os.chmod(ca, 0o644)
-        certs = os.path.dirname(self.ca_file)
-        self.server = MailServer(directory, "%s/_control/introspect?scope=%s&token=" % (self.emu.base_url, IMAP_SCOPE),
-                                 ca, os.path.join(certs, "server.pem"), os.path.join(certs, "server.key"))
-        self.addCleanup(self.server.stop)
+class MailSetupTest(MailTestCase):
 
     def setup_for(self, client, host="127.0.0.1"):
         r = self.run_broker("mail", "setup", "work", client, "--imap", "%s:%d" % (host, self.server.imaps),
