@@ -51,7 +51,7 @@ DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev libqrencode-dev libsodium
        libglib2.0-bin git openssl curl python3 python3-dbus python3-gi python3-venv \
        mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd nginx dpkg-dev lintian \
        docker-registry skopeo openssh-server openssh-client dovecot-imapd dovecot-pop3d dovecot-submissiond msmtp \
-       isync libsasl2-modules-kdexoauth2 neomutt
+       isync libsasl2-modules-kdexoauth2 neomutt gcc
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps install uninstall deb deb-check demo check unit integration fidelity clean

@@ -56,7 +56,11 @@ extension TokenService {
       ExpiryPolicy.needed(
         refreshMargin: self.config.settings.refreshMargin, minValid: minValid, lifetime: r.credential(kind)?.lifetime)
     }
-    let left = { (r: AccessTokenRecord) in (r.credential(kind)?.expiresOn ?? 0) - self.time.now }
+    // A token obtained later than now was fetched before the wall clock was stepped back: its
+    // expiry is as far off as the step, so it counts as expired (MSAL's cache rule).
+    let left = { (r: AccessTokenRecord) in
+      (r.obtainedAt ?? 0) > self.time.now ? 0 : (r.credential(kind)?.expiresOn ?? 0) - self.time.now
+    }
     let before = try await loadAccessRecord(name, requested)
     let what = "'\(name)' [\(requested.items.joined(separator: " "))]" + (kind == .idToken ? " (ID token)" : "")
     if !forceRefresh, let before, left(before) >= needed(before) {

@@ -89,3 +89,18 @@ import Testing
   }
 }
 
+
+/// A wall clock stepped back after a token was fetched (bug-cases-4 Y01).
+@Suite struct TokenServiceClockStepTests {
+  /// A stored token whose `obtained_at` is later than now was fetched while the clock ran ahead:
+  /// its expiry is too late by the step, so it is refreshed, not served (and not a fallback).
+  @Test func Y01_aTokenObtainedAfterNowIsNotServedFromTheStore() async throws {
+    let h = Harness([Fixtures.tokenReply(at: "AT2", rt: nil)])
+    try await h.store.putRefreshToken("RT1")
+    let record = AccessTokenRecord(
+      accessToken: Secret("AT1"), expiresOn: Fixtures.start + 3660, scopes: h.scopes.items, obtainedAt: Fixtures.start + 3600)
+    try await h.store.save(.accessToken("work", h.scopes), label: "t", secret: record.encoded())
+    #expect(try await h.get().accessToken == Secret("AT2"))
+    #expect(h.refreshTokensSent == ["RT1"])
+  }
+}
