@@ -74,6 +74,11 @@ public struct AgentEndpoint: Sendable, Equatable {
   /// The agent's forwarding socket: `forward.sock` beside its own socket.
   public var forwardSocketPath: String { (directory == "/" ? "" : directory) + "/" + Self.forwardSuffix }
 
+  /// Present while the agent must not exit for idleness because `tokenbroker forward` set up a
+  /// forward to it (`forward.keep` beside the socket; removed by `agent stop`): the far side
+  /// cannot start the agent, and may call for the first time hours after the last local call.
+  public var forwardKeepPath: String { (directory == "/" ? "" : directory) + "/forward.keep" }
+
   /// True when `socketPath` is a forwarded agent's (its file name ends in `forwardSuffix`).
   /// By bytes, as `init` splits the path.
   public var isForwarded: Bool { socketPath.utf8.suffix(Self.forwardSuffix.utf8.count).elementsEqual(Self.forwardSuffix.utf8) }

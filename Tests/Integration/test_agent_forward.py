@@ -264,6 +264,40 @@ LogLevel ERROR
         self.assertEqual(self.remote_agents(), [], "no agent started over the dead forward")
         self.assert_no_refresh_token_under(self.remote_home, self.remote_runtime)
 
+    def test_Y14_after_forward_the_agent_outlives_its_idle_timeout(self):
+        """Without the systemd units the agent exits after `agent-idle-timeout` without requests,
+        and the far side cannot start it. An agent that a local call started, and for which
+        `tokenbroker forward` was then run, stays past its idle timeout: proved against a control
+        agent with the same timeout, started later and without a forward, which does exit; the
+        far side's calls keep working; `agent stop` ends the keep."""
+        self.kill_agent()
+        with open(self.config_path) as f:
+            config = f.read()
+        self.write_config(config.replace("[broker]\n", "[broker]\nagent-idle-timeout = 2\n", 1))
+        self.assertEqual(self.run_broker("token", "get", "work").returncode, 0)
+        agent = self.agent_pid()
+        self.assertIsNotNone(agent)
+        forward_lines(self)
+        self.assertEqual(self.agent_pid(), agent)
+        first = self.far("tokenbroker token get work")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        control_runtime = os.path.join(self.tmp, "control-run")
+        os.makedirs(control_runtime, mode=0o700)
+        control_socket = os.path.join(control_runtime, "tokenbroker", "agent.sock")
+        r = self.run_broker("agent", "start", env=self.env(XDG_RUNTIME_DIR=control_runtime))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.addCleanup(self.kill_agent, control_socket)
+        deadline = time.time() + 60
+        while time.time() < deadline and self.agent_pid(control_socket) is not None:
+            time.sleep(0.1)
+        self.assertIsNone(self.agent_pid(control_socket), "the control agent did not exit for idleness")
+        self.assertEqual(self.agent_pid(), agent, "the forwarded agent exited for idleness")
+        again = self.far("tokenbroker token get work")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertTrue(self.emu.validate_access_token(again.stdout.decode().strip()))
+        self.assertEqual(self.run_broker("agent", "stop").returncode, 0)
+        self.assertFalse(os.path.exists(os.path.join(self.runtime, "tokenbroker", "forward.keep")))
+
     def local_refresh_tokens_kept(self):
         return len([i for i in self.keyring_items() if i["attributes"].get("kind") == "refresh-token"]) == 2
 

@@ -85,6 +85,8 @@ enum AgentCommand {
   }
 
   static func stop(runtime: Runtime, endpoint: AgentEndpoint) async -> ExitStatus {
+    // Stopped on purpose: the next agent exits for idleness again, until the next `forward`.
+    unlink(endpoint.forwardKeepPath)
     let pid = lockHolder(endpoint.lockPath)
     // An agent holding the encrypted store's key answers once the refreshes under way have stored
     // their rotated tokens (`StoreKeyHolder.drop`).

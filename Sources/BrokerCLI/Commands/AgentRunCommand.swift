@@ -55,11 +55,13 @@ enum AgentRunCommand {
     let keys = StoreKeyHolder(
       keyUse: StoreKeyUseLock(socketPath: endpoint.socketPath), log: { line in if verbose { context.say("agent: " + line) } },
       onDrop: { await AccountDrop.drop(nil, from: cache, config: nil) })
-    // While the encrypted store is unlocked, or a rotated refresh token waits to be written
-    // (`AgentStore`), the agent does not exit for idleness.
+    // While the encrypted store is unlocked, a rotated refresh token waits to be written
+    // (`AgentStore`), or after `tokenbroker forward` (`AgentEndpoint.forwardKeepPath`: the far side
+    // cannot start an agent), the agent does not exit for idleness.
+    let keepPath = endpoint.forwardKeepPath
     let server = try AgentServer(
       listenFD: listener.fd, forwardFD: forwarding?.fd ?? -1, idleTimeout: settings.agentIdleTimeout,
-      keepAlive: { keys.isUnlocked || cache.unwritten.count > 0 },
+      keepAlive: { keys.isUnlocked || cache.unwritten.count > 0 || access(keepPath, F_OK) == 0 },
       log: { line in if verbose { context.say("agent: " + line) } })
     var environment = context.environment
     for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }

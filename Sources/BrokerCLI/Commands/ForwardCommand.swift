@@ -1,8 +1,10 @@
 import BrokerCore
 import BrokerWire
+import Glibc
 
 /// `tokenbroker forward [--json]` (interface.md §3, §8): makes sure the agent runs (its
-/// forwarding socket lives as long as it does), then prints the forwarding socket's path, the
+/// forwarding socket lives as long as it does) and no longer exits for idleness
+/// (`AgentEndpoint.forwardKeepPath`, until `agent stop`), then prints the forwarding socket's path, the
 /// `ssh` option and the ssh_config `RemoteForward` line that forward it, and on stderr what the
 /// far side sets.
 enum ForwardCommand {
@@ -22,6 +24,9 @@ enum ForwardCommand {
       runtime.context.say(error.description)
       return .failure
     }
+    // From now on the agent stays: a forward is used from the far side, which cannot start it.
+    let keep = open(endpoint.forwardKeepPath, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    if keep >= 0 { close(keep) } else { runtime.verbose("cannot create \(endpoint.forwardKeepPath); the agent may exit when idle") }
     let local = endpoint.forwardSocketPath
     let option = "-R \(remotePath):\(local)"
     let line = "RemoteForward \(remotePath) \(local)"
