@@ -131,7 +131,9 @@ public struct AgentRequestHandler: Sendable {
     guard BrokerPaths(environment: callerView, uid: getuid()) == paths else { return .notServed }
     guard let (config, configRevision) = try? await currentConfig(paths) else { return .notServed }
     guard config.settings.agent == .auto else { return .notServed }
-    for name in AgentProtocol.forwardedEnvironment { environment[name] = request.environment[name] }
+    for name in AgentProtocol.forwardedEnvironment + AgentProtocol.proxyEnvironment {
+      environment[name] = request.environment[name]
+    }
     // Kept only for a run that said its answer is pure (`Runtime.answerIsPure`, never verbose).
     if let kept = cache.answer(to: request, configRevision: configRevision) { return kept }
     let recorder = AnswerRecorder()

@@ -20,8 +20,9 @@ extension Runtime {
       diagnostics.note("the agent's memory had the registry token of '\(account.name)' for '\(host)'")
       return token
     }
+    let curl = CurlTransport(environment: context.environment)
     let transport: any HTTPTransport =
-      diagnostics.isOn ? DiagnosedTransport(CurlTransport(), diagnostics: diagnostics) : CurlTransport()
+      diagnostics.isOn ? DiagnosedTransport(curl, diagnostics: diagnostics) : curl
     let exchange = AzureRegistryExchange(
       transport: transport, caFiles: try config().settings.caFiles(account), time: SystemTime())
     let bearer = try await accessToken()

@@ -65,8 +65,10 @@ struct ServiceFactory: Sendable {
       lock = KeyHeldRefreshLock(
         base: lock, keyUse: StoreKeyUseLock(socketPath: paths.agentSocket), storePath: paths.encryptedTokenFile)
     }
+    // The command's environment: in the agent, the caller's proxy settings (interface.md §8).
+    let curl = CurlTransport(environment: context.environment)
     let transport: any HTTPTransport =
-      diagnostics.isOn ? DiagnosedTransport(CurlTransport(), diagnostics: diagnostics) : CurlTransport()
+      diagnostics.isOn ? DiagnosedTransport(curl, diagnostics: diagnostics) : curl
     return TokenService(
       config: config, store: store(), transport: transport, time: SystemTime(), refreshLock: lock,
       diagnostics: diagnostics,

@@ -11,7 +11,8 @@ import Synchronization
 /// - only `https://`, and `http://` for loopback hosts; no redirects are followed (a 3xx is returned);
 /// - TLS peer and host verification always on; `caFiles` are trusted in addition to the system store;
 /// - proxies come from the environment as libcurl reads them (`https_proxy`, `http_proxy`,
-///   `HTTPS_PROXY`, `ALL_PROXY`, `no_proxy`), except that loopback hosts are always reached directly;
+///   `HTTPS_PROXY`, `ALL_PROXY`, `no_proxy`): the `environment` given (a command the agent runs for
+///   a caller has the caller's), else the process's; loopback hosts are always reached directly;
 /// - a reply body larger than 4 MiB is refused.
 public struct CurlTransport: HTTPTransport {
   /// Reply bodies above this many bytes fail with `HTTPError.other(... "reply too large")`.
@@ -19,10 +20,16 @@ public struct CurlTransport: HTTPTransport {
 
   /// The `User-Agent` sent unless the request sets one.
   public let userAgent: String
+  /// The proxy settings to use, or nil for libcurl's reading of the process environment.
+  let proxies: ProxySettings?
 
-  /// - Parameter userAgent: the `User-Agent` header value; control characters are dropped.
-  public init(userAgent: String = "tokenbroker") {
+  /// - Parameters:
+  ///   - userAgent: the `User-Agent` header value; control characters are dropped.
+  ///   - environment: the variables to read the proxy settings from (`ProxySettings`), or nil for
+  ///     the process's own.
+  public init(userAgent: String = "tokenbroker", environment: [String: String]? = nil) {
     self.userAgent = String(userAgent.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F })
+    proxies = environment.map(ProxySettings.init(environment:))
   }
 
   /// The libcurl and TLS library versions, for example `libcurl/7.88.1 OpenSSL/3.0.11`; loads
@@ -44,7 +51,7 @@ public struct CurlTransport: HTTPTransport {
   ///   - `.other` for an unreadable CA file, a reply over 4 MiB, a cancelled task, and any other
   ///     libcurl failure. No error carries the body, a header value or the URL query.
   public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-    let plan = try RequestPlan(request, userAgent: userAgent)
+    let plan = try RequestPlan(request, userAgent: userAgent, proxies: proxies)
     let cancel = CancelFlag()
     let result = await withTaskCancellationHandler {
       await withCheckedContinuation { (done: CheckedContinuation<Result<HTTPResponse, HTTPError>, Never>) in

@@ -31,8 +31,11 @@ struct RequestPlan: Sendable {
   var caFiles: [String]
   /// Loopback hosts never go through a proxy from the environment.
   var bypassProxy: Bool
+  /// The proxy for this URL (empty: none) and the hosts that bypass it, when given explicitly
+  /// (`ProxySettings`); nil: libcurl reads the process environment.
+  var proxy: (url: String, noProxy: String)?
 
-  init(_ request: HTTPRequest, userAgent: String) throws(HTTPError) {
+  init(_ request: HTTPRequest, userAgent: String, proxies: ProxySettings? = nil) throws(HTTPError) {
     guard let endpoint = EndpointURL(request.url) else {
       throw .invalidURL(RequestPlan.redacted(request.url))
     }
@@ -75,6 +78,7 @@ struct RequestPlan: Sendable {
     totalTimeout = max(1, request.totalTimeout)
     caFiles = request.caFiles
     bypassProxy = endpoint.isLoopback
+    proxy = proxies.map { ($0.proxy(scheme: endpoint.scheme), $0.noProxy) }
   }
 
   /// RFC 9110 `tchar`.

@@ -15,15 +15,24 @@ public enum AgentProtocol {
   /// caller asks for diagnostics, which the agent then returns in the reply's `error`).
   /// Kept sorted: requests carry them in this order.
   public static let forwardedEnvironment = ["KUBERNETES_EXEC_INFO", "TOKENBROKER_VERBOSE"]
+  /// The caller's proxy settings, the variables libcurl reads for `https://` and `http://` URLs
+  /// (`http_proxy` only in lower case). A `run` request on the agent's own socket carries them and
+  /// the command runs with the caller's (set or unset), so that the process that happened to start
+  /// the agent does not choose every caller's way out; a forwarded request's are not taken (the far
+  /// side's proxy is for the far side's network). Kept sorted.
+  public static let proxyEnvironment = [
+    "ALL_PROXY", "HTTPS_PROXY", "NO_PROXY", "all_proxy", "http_proxy", "https_proxy", "no_proxy",
+  ]
   /// The caller's variables that say where its files are (`BrokerPaths`: the default config, the
   /// file stores, the cache): a `run` request carries them so that the agent answers only a caller
   /// whose set values name the agent's own files (another HOME or XDG_CONFIG_HOME is another
   /// config); the command still runs in the agent's environment.
   public static let pathEnvironment = ["HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"]
-  /// Every variable a `run` request carries (`forwardedEnvironment`, `pathEnvironment`), sorted:
-  /// requests carry them in this order.
+  /// Every variable a `run` request carries (`forwardedEnvironment`, `proxyEnvironment`,
+  /// `pathEnvironment`), sorted: requests carry them in this order.
   public static let carriedEnvironment = [
-    "HOME", "KUBERNETES_EXEC_INFO", "TOKENBROKER_VERBOSE", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+    "ALL_PROXY", "HOME", "HTTPS_PROXY", "KUBERNETES_EXEC_INFO", "NO_PROXY", "TOKENBROKER_VERBOSE", "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "all_proxy", "http_proxy", "https_proxy", "no_proxy",
   ]
   /// The `exit` value that means "not served here: run tokenbroker-core yourself".
   public static let notServed: Int32 = -1

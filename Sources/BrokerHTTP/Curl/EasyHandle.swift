@@ -67,7 +67,12 @@ enum EasyHandle {
     try set(CURLOPT_TIMEOUT, plan.totalTimeout)
     try set(CURLOPT_USERAGENT, plan.userAgent)
     try set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-    if plan.bypassProxy { try set(CURLOPT_PROXY, "") }
+    if plan.bypassProxy {
+      try set(CURLOPT_PROXY, "")
+    } else if let proxy = plan.proxy {
+      try set(CURLOPT_PROXY, proxy.url)
+      try set(CURLOPT_NOPROXY, proxy.noProxy)
+    }
     try set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList))
     try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
     if var bundle = caBundle {

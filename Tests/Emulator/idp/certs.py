@@ -7,7 +7,7 @@ _SERVER_EXTENSIONS = """\
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature, keyEncipherment
 extendedKeyUsage = serverAuth
-subjectAltName = DNS:localhost, IP:127.0.0.1, IP:::1
+subjectAltName = DNS:localhost, DNS:*.example.test, IP:127.0.0.1, IP:::1
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid, issuer
 """
@@ -21,7 +21,9 @@ def _openssl(*args, cwd):
 def make_certs(directory):
     """Create (or reuse) `ca.pem`, `server.pem` and `server.key` in `directory`.
 
-    The server certificate is valid for `localhost`, `127.0.0.1` and `::1`. Keys are
+    The server certificate is valid for `localhost`, `127.0.0.1`, `::1` and the names
+    `*.example.test` (which a test reaches through a proxy, where loopback names would go
+    direct). Keys are
     EC P-256 (fast to make). Returns `(ca_pem_path, cert_path, key_path)`.
     """
     os.makedirs(directory, exist_ok=True)
