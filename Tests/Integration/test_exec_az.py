@@ -5,6 +5,7 @@ server of this test, which accepts only tokens the emulator issued for ARM), and
 get-access-token --resource https://graph.microsoft.com` hands out the account's Graph token.
 The emulator issues JWT access tokens here, as Entra does: az reads the tenant from the token.
 """
+import hashlib
 import http.server
 import json
 import os
@@ -103,3 +104,54 @@ class AzureCLITest(ExecTestCase):
 
     def run_cmd(self, argv, env):
         return subprocess.run(argv, env=env, capture_output=True, timeout=300)
+
+    def test_Y19_az_login_identity_under_exec_leaves_the_users_az_profile_alone(self):
+        """`az login --identity` writes the identity as az's default user into its profile. Under
+        exec it writes a private copy of the user's az settings (`AZURE_CONFIG_DIR`: `config` and
+        `clouds.config`, so the registered cloud is still the current one), removed when COMMAND
+        ends: the user's own files are byte for byte as before, and a plain `az account show`
+        afterwards still shows the user's own account."""
+        az = az_cli()
+        self.emu.configure(azure_jwt_access_tokens=True)
+        self.signed_in()
+        arm = FakeARM(self.emu)
+        self.addCleanup(arm.server_close)
+        self.addCleanup(arm.shutdown)
+        config = os.path.join(self.tmp, "azure-config")
+        env = self.env(AZURE_CONFIG_DIR=config, REQUESTS_CA_BUNDLE=self.ca_file, AZURE_CORE_COLLECT_TELEMETRY="false",
+                       AZURE_CORE_SURVEY_MESSAGE="false", AZURE_CORE_ONLY_SHOW_ERRORS="true",
+                       PATH=os.path.dirname(az) + ":" + os.environ["PATH"])
+        for args in (["cloud", "register", "--name", "TokenbrokerTest", "--skip-endpoint-discovery",
+                      "--endpoint-resource-manager", arm.url,
+                      "--endpoint-active-directory", self.emu.base_url,
+                      "--endpoint-active-directory-resource-id", ARM_RESOURCE,
+                      "--endpoint-active-directory-graph-resource-id", "https://graph.windows.net/"],
+                     ["cloud", "set", "--name", "TokenbrokerTest"]):
+            r = self.run_cmd([az] + args, env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        # The user's own sign-in, as `az login` records it.
+        tenant = self.emu.options.tenant_id
+        with open(os.path.join(config, "azureProfile.json"), "w") as f:
+            json.dump({"installationId": "5d2b3c4e-0000-4000-8000-000000000001", "subscriptions": [{
+                "id": "aaaaaaaa-0000-4000-8000-000000000001", "name": "own subscription", "state": "Enabled",
+                "user": {"name": "me@example.test", "type": "user"}, "isDefault": True, "tenantId": tenant,
+                "environmentName": "TokenbrokerTest", "homeTenantId": tenant, "managedByTenants": []}]}, f)
+
+        def snapshot():
+            files = {}
+            for directory, _, names in os.walk(config):
+                for name in names:
+                    path = os.path.join(directory, name)
+                    with open(path, "rb") as f:
+                        files[os.path.relpath(path, config)] = hashlib.sha256(f.read()).hexdigest()
+            return files
+
+        before = snapshot()
+        r = self.sh("az login --identity --output json", env=env, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([s["user"]["type"] for s in json.loads(r.stdout)], ["servicePrincipal"])
+        self.assertEqual(snapshot(), before, "exec changed the user's own Azure CLI files")
+        self.assertEqual([n for n in os.listdir(os.path.join(self.runtime, "tokenbroker")) if n.startswith("azure-")], [])
+        r = self.run_cmd([az, "account", "show", "--output", "json"], env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["user"], {"name": "me@example.test", "type": "user"})

@@ -50,7 +50,8 @@ enum ExecCommand {
     }
     // What exec sets in COMMAND's environment (in this order), over what it removes.
     var added: [(String, String)] = []
-    var gcloudConfig: GcloudConfigOverlay?
+    // Config directories of COMMAND's own (az's, gcloud's), removed when it ends.
+    var overlays: [@Sendable () -> Void] = []
     var servers: [(server: EndpointServer, name: String, handler: @Sendable (LoopbackRequest) async -> EndpointReply)] = []
     if let azure {
       let secret = Secret(RandomValue.base64URL(octets: 32))
@@ -63,12 +64,21 @@ enum ExecCommand {
       // DefaultAzureCredential then tries only environment, workload and managed identity: a user
       // not signed in gets tokenbroker's message, not the az CLI's or VS Code's other identity.
       if context.environment[tokenCredentials] == nil { added.append((tokenCredentials, "prod")) }
+      // `az login --identity` under exec writes the identity as az's default user: into a copy of
+      // the user's az settings, never their own profile (README: The Azure CLI).
+      try RuntimeDirectory.ensure(runtime.paths.runtimeDirectory)
+      let (directory, environment) = (runtime.paths.runtimeDirectory, context.environment)
+      let overlay = try await DedicatedThread.run {
+        try AzureConfigOverlay.create(runtimeDirectory: directory, environment: environment)
+      }
+      added.append(("AZURE_CONFIG_DIR", overlay.directory))
+      overlays.append { overlay.remove() }
       servers.append((server, "Azure managed identity", protocolLogic.answer))
     }
     if let google {
       let name = google.name
       let lookup = GoogleProjectNumber(
-        account: google, transport: CurlTransport(), caFiles: services.config.settings.caFiles(google),
+        account: google, transport: CurlTransport(environment: context.environment), caFiles: services.config.settings.caFiles(google),
         cache: LayeredDiscoveryCache(backing: DiscoveryFileCache(directory: runtime.paths.cacheDirectory)), time: SystemTime())
       let protocolLogic = GoogleMetadataEndpoint(
         scopes: google.scopes, project: google.project,
@@ -93,7 +103,7 @@ enum ExecCommand {
         try GcloudConfigOverlay.create(runtimeDirectory: directory, environment: environment)
       }
       added.append(("CLOUDSDK_CONFIG", overlay.directory))
-      gcloudConfig = overlay
+      overlays.append { overlay.remove() }
       servers.append((server, "Google metadata", protocolLogic.answer))
     }
     let verbose = runtime.diagnostics.isOn  // --verbose or TOKENBROKER_VERBOSE=1
@@ -115,17 +125,18 @@ enum ExecCommand {
     }
     let environment = ExecChild.environment(
       raw: context.isLive ? ExecChild.processEnvironment : nil, environment: context.environment, removed: removed, added: added)
-    guard let gcloudConfig else { return try await serve(endpoints, command: command, environment: environment, runtime: runtime) }
+    guard !overlays.isEmpty else { return try await serve(endpoints, command: command, environment: environment, runtime: runtime) }
     // Whatever gcloud cached under exec (its Compute Engine answer, the account, access tokens)
-    // goes with COMMAND (X10).
+    // and az signed in to goes with COMMAND (X10).
+    let remove = overlays
     let status: Int32
     do {
       status = try await serve(endpoints, command: command, environment: environment, runtime: runtime)
     } catch {
-      _ = try? await DedicatedThread.run { gcloudConfig.remove() }
+      _ = try? await DedicatedThread.run { for r in remove { r() } }
       throw error
     }
-    _ = try? await DedicatedThread.run { gcloudConfig.remove() }
+    _ = try? await DedicatedThread.run { for r in remove { r() } }
     return status
   }
 
