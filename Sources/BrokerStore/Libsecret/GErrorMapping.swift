@@ -40,13 +40,27 @@ func consume(_ error: UnsafeMutablePointer<GError>, deadline: Deadline, connecti
 /// True when `error` (not consumed) says the object a call addressed is not there: libsecret's
 /// "No such secret item at path" (`G_DBUS_ERROR_UNKNOWN_METHOD`, when an item's properties
 /// cannot load), the Secret Service's `NoSuchObject`, or D-Bus `UnknownObject`: the three that
-/// libsecret itself reads as "absent" (secret-methods.c). After a search found the item, it means
-/// another process deleted it meanwhile (a `logout`), not that the keyring failed.
+/// libsecret itself reads as "absent" (secret-methods.c); and kwalletd's answer to `GetSecrets` of
+/// a path that is no item, `InvalidArgs` "Can't find item at path …". After a search found the
+/// item, it means another process deleted it meanwhile (a `logout`), not that the keyring failed.
 func isNoSuchObject(_ error: UnsafeMutablePointer<GError>) -> Bool {
   let (domain, code) = (error.pointee.domain, error.pointee.code)
   if domain == secret_error_get_quark() { return code == Int32(SECRET_ERROR_NO_SUCH_OBJECT.rawValue) }
   guard domain == g_dbus_error_quark() else { return false }
+  if code == Int32(G_DBUS_ERROR_INVALID_ARGS.rawValue), let message = error.pointee.message {
+    return String(cString: message).contains("Can't find item at path ")
+  }
   return code == Int32(G_DBUS_ERROR_UNKNOWN_METHOD.rawValue) || code == Int32(G_DBUS_ERROR_UNKNOWN_OBJECT.rawValue)
+}
+
+/// True when `error` (not consumed) is kwalletd refusing the session's Diffie-Hellman public key
+/// for its length, `InvalidArgs` "Client public key size is invalid": it takes only 128-byte keys,
+/// and libsecret sends a key without its leading zero bytes (one key in 256 is shorter).
+func isShortKeyRefused(_ error: UnsafeMutablePointer<GError>) -> Bool {
+  guard error.pointee.domain == g_dbus_error_quark(), error.pointee.code == Int32(G_DBUS_ERROR_INVALID_ARGS.rawValue),
+    let message = error.pointee.message
+  else { return false }
+  return String(cString: message).contains("Client public key size is invalid")
 }
 
 /// True when `error` (not consumed) is libsecret's own "No such secret item at path: …" (a

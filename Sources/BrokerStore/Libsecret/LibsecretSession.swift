@@ -12,15 +12,26 @@ final class LibsecretSession {
   private let service: LibsecretObject
   let deadline: Deadline
 
-  /// Connects (`secret_service_get_sync` with `SECRET_SERVICE_OPEN_SESSION`).
+  /// Connects (`secret_service_get_sync` with `SECRET_SERVICE_OPEN_SESSION`). A session key that
+  /// kwalletd refuses for its length (`isShortKeyRefused`) is made again, up to three times: each
+  /// try draws a new key pair, and one in 256 is short.
   /// - Throws: `.unavailable` (no session bus, no service), `.timedOut`.
   init(deadline: Deadline) throws(StoreError) {
     self.deadline = deadline
-    var error: UnsafeMutablePointer<GError>?
-    let s = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, deadline.cancellable, &error)
-    if let error { throw consume(error, deadline: deadline, connecting: true) }
-    guard let s else { throw StoreError.unavailable(detail: "no Secret Service object") }
-    service = LibsecretObject(s)
+    var tries = 0
+    while true {
+      tries += 1
+      var error: UnsafeMutablePointer<GError>?
+      let s = secret_service_get_sync(SECRET_SERVICE_OPEN_SESSION, deadline.cancellable, &error)
+      if let e = error, tries < 4, !deadline.expired, isShortKeyRefused(e) {
+        g_error_free(e)
+        continue
+      }
+      if let error { throw consume(error, deadline: deadline, connecting: true) }
+      guard let s else { throw StoreError.unavailable(detail: "no Secret Service object") }
+      service = LibsecretObject(s)
+      return
+    }
   }
 
   private var servicePointer: UnsafeMutablePointer<SecretService> { service.pointer(SecretService.self) }
