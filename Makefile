@@ -47,11 +47,15 @@ PYTHON ?= python3
 # sshd on loopback); dovecot (IMAP, POP3 and submission, with passdb oauth2) and msmtp, a real mail
 # server and a real client for the mail tokens (the tests start their own Dovecot on loopback);
 # isync (mbsync, with Cyrus SASL's XOAUTH2 plugin) and neomutt, the other clients mail setup serves.
+# keepassxc, and libkf5wallet-bin (kwalletd5) with libqca-qt5-2-plugins (its encrypted sessions),
+# the other two Secret Service providers the store's tests run against
+# (Tests/Integration/keyring_providers.py, on Qt's offscreen platform: no display needed).
 DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev libqrencode-dev libsodium-dev rclone gnome-keyring dbus libsecret-tools \
        libglib2.0-bin git openssl curl python3 python3-dbus python3-gi python3-venv \
        mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd nginx dpkg-dev lintian \
        docker-registry skopeo openssh-server openssh-client dovecot-imapd dovecot-pop3d dovecot-submissiond msmtp \
-       isync libsasl2-modules-kdexoauth2 neomutt gcc
+       isync libsasl2-modules-kdexoauth2 neomutt gcc \
+       keepassxc libkf5wallet-bin libqca-qt5-2-plugins
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps install uninstall deb deb-check demo check unit integration fidelity clean

@@ -14,20 +14,6 @@ from harness import TOKENBROKER, Bus, BrokerTestCase
 # The user code in the device prompt that `login --device-code` writes to stderr.
 USER_CODE = re.compile(rb"enter the code ([A-Za-z0-9-]+)")
 GIT_GET = "protocol=https\nhost=git.example.test\n\n"
-NO_ACTIVATION_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:tmpdir=/tmp</listen>
-  <servicedir>{service_dir}</servicedir>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-"""
-
 
 class FlowTestCase(BrokerTestCase):
     """BrokerTestCase plus helpers for device-code logins, token requests and leak checks."""
@@ -211,13 +197,8 @@ class FlowTestCase(BrokerTestCase):
     def use_bus_without_secret_service(self):
         """Replaces the test's bus with one that cannot activate any service: no Secret Service
         at all (keyring-notes.md, "session bus, no daemon running" without activation)."""
-        service_dir = os.path.join(self.tmp, "dbus-services")
-        os.makedirs(service_dir, exist_ok=True)
-        config = os.path.join(self.tmp, "dbus-session.conf")
-        with open(config, "w") as f:
-            f.write(NO_ACTIVATION_BUS_CONFIG.format(service_dir=service_dir))
         self.bus.close()
-        self.bus = Bus(self.home, config_file=config)
+        self.bus = Bus.without_activation(self.home, os.path.join(self.tmp, "dbus"))
 
 
 # --- browser sign-in (test_browser_login.py, test_google.py, test_revoke.py) ---------------------

@@ -9,6 +9,7 @@ import time
 import unittest
 
 from harness import HERE, BrokerTestCase, Bus
+from keyring_providers import each_provider
 
 GIT_GET = "protocol=https\nhost=git.example.test\n\n"
 FAKE_SERVICE = os.path.join(HERE, "fake_secret_service.py")
@@ -85,6 +86,7 @@ class KeyringTestCase(BrokerTestCase):
         return hits
 
 
+@each_provider
 class LockedKeyringTest(KeyringTestCase):
 
     def test_locked_keyring_refuses_and_keeps_the_refresh_token(self):
@@ -98,8 +100,8 @@ class LockedKeyringTest(KeyringTestCase):
         self.assertEqual(len(cached), 1)
         before = len(self.emu.requests())
         items_before = sorted(json.dumps(i, sort_keys=True) for i in self.keyring_items())
-        self.bus.lock_login_collection()
-        self.assertTrue(self.bus.collection_locked())
+        self.keyring_service.lock()
+        self.assertTrue(self.keyring_service.locked())
 
         self.assert_store_failure(self.run_broker("token", "get", "work"), "locked")
         self.assert_store_failure(self.run_broker("token", "get", "work", "--force-refresh"), "locked")
@@ -117,7 +119,7 @@ class LockedKeyringTest(KeyringTestCase):
                 self.assertNotIn(NOT_SIGNED_IN, e.stderr)
         self.assertEqual(len(self.emu.requests()), before)
 
-        self.bus.unlock_login_collection()
+        self.keyring_service.unlock()
         self.assertEqual(self.refresh_token_secret(), rt_doc)
         items_after = sorted(json.dumps(i, sort_keys=True) for i in self.keyring_items())
         self.assertEqual(items_after, items_before)  # the access-token item too
@@ -127,6 +129,27 @@ class LockedKeyringTest(KeyringTestCase):
         refreshes = self.emu.requests(grant_type="refresh_token")
         self.assertEqual(len(refreshes), 1)
         self.assertIn(refreshes[0]["form"]["refresh_token"], rt_doc)
+
+    def test_login_into_locked_keyring_fails_without_plaintext(self):
+        """B01, B05: `login` off a terminal never unlocks: a locked collection is exit 5
+        "locked" before any device code is requested, and the old refresh token stays."""
+        self.signed_in()
+        rt_doc = self.refresh_token_secret()
+        issued = self.issued_refresh_tokens()
+        device_codes = len(self.emu.requests(endpoint="devicecode"))
+        self.keyring_service.lock()
+        rc, out, err = self.login(approve=False)
+        self.assertEqual(rc, 5, err)
+        self.assertIn(b"locked", err)
+        self.assertNotIn(b"signed in to", out)
+        self.assertEqual(len(self.emu.requests(endpoint="devicecode")), device_codes)
+        self.keyring_service.unlock()
+        self.assertEqual(self.refresh_token_secret(), rt_doc)
+        self.assertEqual(self.issued_refresh_tokens(), issued)
+
+
+class LockedOnDiskTest(KeyringTestCase):
+    """gnome-keyring's own case: a daemon started with the wrong password."""
 
     def test_keyring_locked_on_disk_is_locked_not_signed_out(self):
         """B01 (keyring-notes.md: daemon started with a wrong password): the login keyring stays
@@ -148,23 +171,6 @@ class LockedKeyringTest(KeyringTestCase):
         r = self.run_broker("token", "get", "work", "--force-refresh")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(self.emu.requests(grant_type="refresh_token")[-1]["form"]["refresh_token"], rt_doc)
-
-    def test_login_into_locked_keyring_fails_without_plaintext(self):
-        """B01, B05: `login` off a terminal never unlocks: a locked collection is exit 5
-        "locked" before any device code is requested, and the old refresh token stays."""
-        self.signed_in()
-        rt_doc = self.refresh_token_secret()
-        issued = self.issued_refresh_tokens()
-        device_codes = len(self.emu.requests(endpoint="devicecode"))
-        self.bus.lock_login_collection()
-        rc, out, err = self.login(approve=False)
-        self.assertEqual(rc, 5, err)
-        self.assertIn(b"locked", err)
-        self.assertNotIn(b"signed in to", out)
-        self.assertEqual(len(self.emu.requests(endpoint="devicecode")), device_codes)
-        self.bus.unlock_login_collection()
-        self.assertEqual(self.refresh_token_secret(), rt_doc)
-        self.assertEqual(self.issued_refresh_tokens(), issued)
 
 
 class FakeLockedTest(KeyringTestCase):

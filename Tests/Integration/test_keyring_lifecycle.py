@@ -8,9 +8,11 @@ import time
 import unittest
 
 from harness import CLIENT_ID, TOKENBROKER
+from keyring_providers import each_provider
 from test_keyring import GIT_GET, KeyringTestCase, needs_fake
 
 
+@each_provider
 class ConcurrentWritersTest(KeyringTestCase):
     emulator_options = {"device_code_interval": 1, "refresh_token_reuse": "accept"}
 
@@ -167,6 +169,7 @@ class RotatedTokenNotStoredTest(KeyringTestCase):
             self.assertEqual(sum(1 for line in f if line.startswith("Collection.CreateItem")), 3)
 
 
+@each_provider
 class SignOutTest(KeyringTestCase):
 
     def two_accounts(self):
@@ -223,6 +226,7 @@ scopes = https://graph.microsoft.com/Mail.Read
         self.assertEqual(len(self.emu.requests()), before)
 
 
+@each_provider
 class NoLeakTest(KeyringTestCase):
 
     def known_secrets(self):
@@ -266,10 +270,10 @@ class NoLeakTest(KeyringTestCase):
         self.assertIn(b"AADSTS9002313", r.stderr)
         self.assertNotIn(long_token.encode(), r.stderr)
         errs.append(r.stderr)
-        self.bus.lock_login_collection()
+        self.keyring_service.lock()
         for args in (("token", "get", "work", "--verbose"), ("--verbose", "get")):
             errs.append(self.run_broker(*args, input=GIT_GET).stderr)
-        self.bus.unlock_login_collection()
+        self.keyring_service.unlock()
         secrets = self.known_secrets()
         self.assertGreater(len(secrets), 3)
         self.assert_no_leak(*secrets, outputs=errs)

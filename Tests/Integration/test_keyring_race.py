@@ -6,6 +6,7 @@ import time
 import unittest
 
 from harness import TOKENBROKER
+from keyring_providers import each_provider
 from test_keyring import GIT_GET, KeyringTestCase, needs_fake
 
 
@@ -77,6 +78,7 @@ class VanishingItemTest(KeyringTestCase):
         self.assertNotIn(b"Secret Service", r.stderr)
 
 
+@each_provider
 class LogoutBurstTest(KeyringTestCase):
     """The same race as it happens, against a real gnome-keyring: bursts of `token get` (each its
     own process, no agent) with a `logout` started among them; each `token get` prints a token or

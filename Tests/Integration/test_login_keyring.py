@@ -20,6 +20,7 @@ import unittest
 
 from flows import FlowTestCase
 from harness import TOKENBROKER
+from keyring_providers import each_provider
 
 
 class KeyringFailureMixin:
@@ -43,6 +44,7 @@ class KeyringFailureMixin:
         return r
 
 
+@each_provider
 class LockedKeyringLoginTest(KeyringFailureMixin, FlowTestCase):
     emulator_options = {"device_code_interval": 1}
     expected_message = "keyring is locked"
@@ -50,14 +52,14 @@ class LockedKeyringLoginTest(KeyringFailureMixin, FlowTestCase):
     def test_locked_keyring_login_exits_5_before_the_device_flow(self):
         """B05: locked login collection, not on a terminal: exit 5 'the keyring is locked' at
         once, no device code requested, no item created."""
-        self.bus.lock_login_collection()
+        self.keyring_service.lock()
         self.assert_login_fails_before_any_flow()
         self.assertEqual(self.item_paths(), ([], []))
-        self.assertTrue(self.bus.collection_locked())  # no unlock was attempted off a terminal
+        self.assertTrue(self.keyring_service.locked())  # no unlock was attempted off a terminal
 
     def test_locked_keyring_login_starts_no_browser(self):
         """The same for the browser flow: exit 5 before the listener or the browser starts."""
-        self.bus.lock_login_collection()
+        self.keyring_service.lock()
         log = os.path.join(self.tmp, "browser.log")
         browser = os.path.join(self.tmp, "browser.sh")
         with open(browser, "w") as f:
