@@ -92,6 +92,16 @@ public enum StoreError: Error, Sendable, Equatable {
   case locked
   /// The unlock prompt was dismissed (login only).
   case unlockDismissed
+  /// The unlock prompt was shown and nobody answered it within `seconds` (login only): the
+  /// daemon itself answered, so it is no reason to restart it.
+  case unlockUnanswered(seconds: Int)
+  /// The default collection is unlocked but its items that match read locked: the provider holds
+  /// each item back until the user allows the program that asks (KeePassXC's "Confirm when
+  /// passwords are retrieved by clients", README "Keyrings").
+  case itemsWithheld
+  /// The service is there but cannot make the encrypted session every call needs; `detail` is its
+  /// message. kwalletd says "maybe libqca-ossl is missing" without the QCA plugins package.
+  case sessionRefused(detail: String)
   /// There is no default collection to store into (keyring-notes.md: no daemon had created one).
   case noCollection
   /// No Secret Service could be reached: no session bus, no daemon, activation failed. `detail` is
@@ -145,6 +155,15 @@ extension StoreError: CustomStringConvertible {
     case .locked:
       return "the keyring is locked; unlock it (for example by logging in to the desktop, or with 'tokenbroker login ACCOUNT' on a terminal) and try again"
     case .unlockDismissed: return "the keyring unlock prompt was dismissed; unlock the keyring and try again"
+    case .unlockUnanswered(let seconds):
+      return "the keyring's unlock dialog was not answered within \(seconds) s; unlock the keyring on the desktop (its dialog may be behind other windows) and try again"
+    case .itemsWithheld:
+      return "the keyring holds tokenbroker's items back until you allow it (KeePassXC's 'Confirm when passwords are retrieved by clients', which tokenbroker never raises); turn that off in KeePassXC's settings, under Secret Service Integration, and try again"
+    case .sessionRefused(let detail):
+      if detail.lowercased().contains("qca") {
+        return "the keyring cannot make an encrypted session (\(detail)); KWallet needs the QCA plugins for it: install libqca-qt5-2-plugins (Debian: apt-get install libqca-qt5-2-plugins; Plasma 6: libqca-qt6-plugins), restart kwalletd (or log in again) and try again"
+      }
+      return "the keyring cannot make an encrypted session (\(detail)); check the keyring daemon and try again"
     case .noCollection:
       return "the Secret Service has no keyring collection; unlock or create one (for example start gnome-keyring-daemon --unlock), or on a machine without a desktop session set 'store = encrypted-file' in [broker] and run 'tokenbroker unlock'"
     case .unavailable(let detail):

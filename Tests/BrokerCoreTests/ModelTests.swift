@@ -130,6 +130,17 @@ struct StoreErrorMessageTests {
     }
   }
 
+  /// A keyring that is there and answers is never sent to a restart or to another keyring.
+  @Test func keyringStatesNameTheirCauseAndFix() {
+    let unanswered = StoreError.unlockUnanswered(seconds: 60).description
+    #expect(unanswered.contains("unlock dialog was not answered within 60 s"))
+    #expect(!unanswered.contains("restart"))
+    #expect(StoreError.itemsWithheld.description.contains("Confirm when passwords are retrieved by clients"))
+    #expect(!StoreError.itemsWithheld.description.contains("locked"))
+    let refused = StoreError.sessionRefused(detail: "maybe libqca-ossl is missing").description
+    #expect(refused.contains("libqca-qt5-2-plugins") && !refused.contains("gnome-keyring"))
+  }
+
   @Test func encryptedStoreMessagesNameTheFileAndTheWayOn() {
     #expect(StoreError.encryptedLocked(path: "/d/tokens.enc").description.contains("run 'tokenbroker unlock'"))
     #expect(StoreError.wrongPassphrase(path: "/d/tokens.enc").description.contains("/d/tokens.enc"))

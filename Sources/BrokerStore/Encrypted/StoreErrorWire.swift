@@ -7,6 +7,9 @@ public enum StoreErrorWire {
     switch error {
     case .locked: return ["locked"]
     case .unlockDismissed: return ["unlock-dismissed"]
+    case .unlockUnanswered(let seconds): return ["unlock-unanswered", String(seconds)]
+    case .itemsWithheld: return ["items-withheld"]
+    case .sessionRefused(let detail): return ["session-refused", detail]
     case .noCollection: return ["no-collection"]
     case .unavailable(let detail): return ["unavailable", detail]
     case .timedOut(let seconds): return ["timed-out", String(seconds)]
@@ -34,6 +37,9 @@ public enum StoreErrorWire {
     switch at(0) {
     case "locked": return .locked
     case "unlock-dismissed": return .unlockDismissed
+    case "unlock-unanswered": return .unlockUnanswered(seconds: Int(at(1)) ?? 0)
+    case "items-withheld": return .itemsWithheld
+    case "session-refused": return .sessionRefused(detail: at(1))
     case "no-collection": return .noCollection
     case "unavailable": return .unavailable(detail: at(1))
     case "timed-out": return .timedOut(seconds: Int(at(1)) ?? 0)

@@ -7,7 +7,9 @@ internal import CLibsecret
 /// - `deadline` expired (the call was cancelled by our timer), or a D-Bus timeout: `.timedOut`.
 /// - `SECRET_ERROR_IS_LOCKED` (protocols.md §5.3): `.locked`.
 /// - no bus, no service, activation failure (keyring-notes.md): `.unavailable` (also every error
-///   while connecting when `connecting` is true).
+///   while connecting when `connecting` is true), except a service that cannot make the encrypted
+///   session for want of its crypto plugins (kwalletd without libqca-qt5-2-plugins says "maybe
+///   libqca-ossl is missing"): `.sessionRefused`, since starting another keyring is no answer.
 /// - anything else: `.backend`.
 func consume(_ error: UnsafeMutablePointer<GError>, deadline: Deadline, connecting: Bool = false) -> StoreError {
   defer { g_error_free(error) }
@@ -34,6 +36,7 @@ func consume(_ error: UnsafeMutablePointer<GError>, deadline: Deadline, connecti
     if absent.contains(where: { Int32($0.rawValue) == code }) { return .unavailable(detail: message) }
   }
   if domain == secret_error_get_quark() && code == Int32(SECRET_ERROR_IS_LOCKED.rawValue) { return .locked }
+  if connecting && message.lowercased().contains("libqca") { return .sessionRefused(detail: message) }
   return connecting ? .unavailable(detail: message) : .backend(detail: message)
 }
 

@@ -15,7 +15,7 @@ final class LibsecretSession {
   /// Connects (`secret_service_get_sync` with `SECRET_SERVICE_OPEN_SESSION`). A session key that
   /// kwalletd refuses for its length (`isShortKeyRefused`) is made again, up to three times: each
   /// try draws a new key pair, and one in 256 is short.
-  /// - Throws: `.unavailable` (no session bus, no service), `.timedOut`.
+  /// - Throws: `.unavailable` (no session bus, no service), `.sessionRefused`, `.timedOut`.
   init(deadline: Deadline) throws(StoreError) {
     self.deadline = deadline
     var tries = 0
@@ -261,6 +261,71 @@ final class LibsecretSession {
     var error: UnsafeMutablePointer<GError>?
     _ = secret_item_delete_sync(item.pointer, deadline.cancellable, &error)
     _ = try vanished(error)
+  }
+
+  /// The error for matching `items` that read locked: `.itemsWithheld` when locked ones are in
+  /// the default collection and it reads unlocked (the provider holds each item back until the
+  /// user allows this program: KeePassXC), else `.locked`.
+  func lockedItemsError(_ items: [LibsecretItem]) throws(StoreError) -> StoreError {
+    guard let collection = try defaultCollection(), !isLocked(collection: collection) else { return .locked }
+    let proxy = collection.pointer(GDBusProxy.self)
+    guard let path = g_dbus_proxy_get_object_path(proxy).map({ String(cString: $0) + "/" }) else { return .locked }
+    return items.contains { $0.isLocked && $0.path.hasPrefix(path) } ? .itemsWithheld : .locked
+  }
+
+  /// Unlocks the wallet kwalletd (KDE Frameworks 5 and 6) has open but offers locked: pam_kwallet
+  /// opens the wallet at a Plasma login, and kwalletd's Secret Service reads its collection locked
+  /// until some client asks to unlock it, which kwalletd then grants without a dialog (README
+  /// "Keyrings"). True when the service is kwalletd (it owns `org.kde.kwalletd5` or `…6` too), the
+  /// default collection reads locked, kwalletd says that wallet is open (`org.kde.KWallet.isOpen`
+  /// of the collection's label, the wallet's name), and the unlock went through. False, having
+  /// asked the Secret Service nothing, for any other provider or a wallet kwalletd has closed (its
+  /// unlock would show the password dialog).
+  func unlockWalletOpenedAtLogin() throws(StoreError) -> Bool {
+    guard let collection = try defaultCollection(), isLocked(collection: collection) else { return false }
+    let proxy = UnsafeMutableRawPointer(servicePointer).assumingMemoryBound(to: GDBusProxy.self)
+    guard let connection = g_dbus_proxy_get_connection(proxy), let owner = g_dbus_proxy_get_name_owner(proxy),
+      let label = secret_collection_get_label(collection.pointer(SecretCollection.self))
+    else { return false }
+    defer {
+      g_free(owner)
+      g_free(label)
+    }
+    for (name, path) in [("org.kde.kwalletd5", "/modules/kwalletd5"), ("org.kde.kwalletd6", "/modules/kwalletd6")] {
+      guard let reply = call(connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+        "GetNameOwner", g_variant_new_string(name))
+      else { continue }
+      let walletOwner = g_variant_get_child_value(reply, 0)
+      let same = strcmp(g_variant_get_string(walletOwner, nil), owner) == 0
+      g_variant_unref(walletOwner)
+      g_variant_unref(reply)
+      guard same else { continue }
+      guard let open = call(connection, name, path, "org.kde.KWallet", "isOpen", g_variant_new_string(label)) else {
+        return false
+      }
+      defer { g_variant_unref(open) }
+      guard strcmp(g_variant_get_type_string(open), "(b)") == 0 else { return false }
+      let flag = g_variant_get_child_value(open, 0)
+      defer { g_variant_unref(flag) }
+      guard g_variant_get_boolean(flag) != 0 else { return false }
+      return try unlock(collection)
+    }
+    return false
+  }
+
+  /// One D-Bus call of one argument on `connection`, bounded by the deadline; its reply, or nil
+  /// when it failed (the error is dropped: the caller only asks).
+  private func call(
+    _ connection: OpaquePointer, _ destination: String, _ path: String, _ interface: String, _ method: String,
+    _ argument: OpaquePointer
+  ) -> OpaquePointer? {
+    var argument: OpaquePointer? = argument
+    var error: UnsafeMutablePointer<GError>?
+    let reply = g_dbus_connection_call_sync(
+      connection, destination, path, interface, method, g_variant_new_tuple(&argument, 1), nil,
+      G_DBUS_CALL_FLAGS_NO_AUTO_START, -1, deadline.cancellable, &error)
+    if let error { g_error_free(error) }
+    return reply
   }
 
   /// Asks the service to unlock `collection` (may show a prompt); false when it was dismissed.

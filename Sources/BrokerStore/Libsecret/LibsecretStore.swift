@@ -68,7 +68,7 @@ public final class LibsecretStore: SecretStore {
         let unlocked = items.filter { !$0.isLocked }
         if unlocked.isEmpty {
           if items.isEmpty, try !session.defaultCollectionIsLocked() { return nil }
-          throw StoreError.locked
+          throw try session.lockedItemsError(items)
         }
         let read = try session.stored(unlocked)
         guard let newest = read.max(by: StoredItem.isOlder) else { continue }
@@ -133,7 +133,7 @@ public final class LibsecretStore: SecretStore {
       for item in items {
         if item.isLocked { sawLocked = true } else { try session.delete(item) }
       }
-      if sawLocked { throw StoreError.locked }
+      if sawLocked { throw try session.lockedItemsError(items) }
       if items.isEmpty, try session.defaultCollectionIsLocked() { throw StoreError.locked }
     }
   }
@@ -181,13 +181,19 @@ public final class LibsecretStore: SecretStore {
   /// Unlocks the default collection for `login` on a terminal (`secret_service_unlock_sync`; the
   /// desktop may show a prompt). Returns at once when it is already unlocked.
   /// - Parameter timeout: seconds to wait for the user (`login-timeout`).
-  /// - Throws: `.unlockDismissed`, `.timedOut` (the prompt is dismissed then), `.noCollection`,
-  ///   `.unavailable`, `.backend`.
+  /// - Throws: `.unlockDismissed`, `.unlockUnanswered` (the prompt is dismissed then),
+  ///   `.noCollection`, `.unavailable`, `.backend`.
   public func unlock(timeout: Int) async throws {
-    try await perform(milliseconds: max(1, timeout) * 1000) { session throws(StoreError) in
-      guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
-      if !session.isLocked(collection: collection) { return }
-      if try !session.unlock(collection) { throw StoreError.unlockDismissed }
+    do {
+      try await perform(milliseconds: max(1, timeout) * 1000) { session throws(StoreError) in
+        guard let collection = try session.defaultCollection() else { throw StoreError.noCollection }
+        if !session.isLocked(collection: collection) { return }
+        if try !session.unlock(collection) { throw StoreError.unlockDismissed }
+      }
+    } catch StoreError.timedOut(let seconds) {
+      // The service answered the checks before (login's preflight too): what did not answer is
+      // the person the dialog was shown to.
+      throw StoreError.unlockUnanswered(seconds: seconds)
     }
   }
 
@@ -205,7 +211,14 @@ public final class LibsecretStore: SecretStore {
     ) {
       defer { deadline.finish() }
       Self.keepOnlyCurrentConnection(deadline: deadline)
-      return try body(try LibsecretSession(deadline: deadline))
+      let session = try LibsecretSession(deadline: deadline)
+      do {
+        return try body(session)
+      } catch StoreError.locked {
+        // A wallet KWallet opened at login reads locked until asked; asked, the operation runs again.
+        guard try session.unlockWalletOpenedAtLogin() else { throw StoreError.locked }
+        return try body(session)
+      }
     }
   }
 }

@@ -6,7 +6,8 @@ import Testing
 @Suite struct StoreErrorWireTests {
   @Test func everyStoreErrorCrossesTheWire() {
     let all: [StoreError] = [
-      .locked, .unlockDismissed, .noCollection, .unavailable(detail: "d"), .timedOut(seconds: 10), .readBackMismatch,
+      .locked, .unlockDismissed, .unlockUnanswered(seconds: 60), .itemsWithheld, .sessionRefused(detail: "d"),
+      .noCollection, .unavailable(detail: "d"), .timedOut(seconds: 10), .readBackMismatch,
       .corrupt(item: "i"), .file(path: "/p", detail: "d"), .backend(detail: "d"), .encryptedLocked(path: "/p"),
       .wrongPassphrase(path: "/p"), .encryptedFileDamaged(path: "/p", detail: "is truncated"), .crypto(detail: "d"),
       .agentUnreachable(socket: "/s"), .encryptedMissing(path: "/p"),

@@ -7,6 +7,19 @@ import Testing
 @Suite struct GErrorMappingTests {
   static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
 
+  @Test func kwalletdWithoutTheQCAPluginsIsARefusedSessionNotAMissingService() {
+    let e = GErrorMappingProbe.storeError(
+      Self.invalidArgs, "createDLGroup failed: maybe libqca-ossl is missing", connecting: true)
+    #expect(e == .sessionRefused(detail: "createDLGroup failed: maybe libqca-ossl is missing"))
+    #expect(e.description.contains("libqca-qt5-2-plugins"))
+    #expect(!e.description.contains("gnome-keyring"))
+  }
+
+  @Test func anyOtherErrorWhileConnectingIsStillUnavailable() {
+    let e = GErrorMappingProbe.storeError("org.freedesktop.DBus.Error.Failed", "no", connecting: true)
+    #expect(e == .unavailable(detail: "no"))
+  }
+
   @Test func kwalletdsItemNotFoundIsAnItemGone() {
     #expect(GErrorMappingProbe.isNoSuchObject(Self.invalidArgs, "Can't find item at path /org/freedesktop/secrets/collection/kdewallet/3"))
     #expect(!GErrorMappingProbe.isNoSuchObject(Self.invalidArgs, "Invalid session"))

@@ -67,7 +67,7 @@ extension StoreError {
   /// A keyring or encrypted store that is there but locked (not unreachable).
   var isLocked: Bool {
     switch self {
-    case .locked, .encryptedLocked, .unlockDismissed: return true
+    case .locked, .encryptedLocked, .unlockDismissed, .unlockUnanswered, .itemsWithheld: return true
     default: return false
     }
   }
