@@ -433,10 +433,14 @@ hosts = git.example.test
             args += ["account", account]
         # secret-tool prints label and secret on stdout but the attributes on stderr: read both
         # through one unbuffered pipe so each attribute stays with its item.
-        for _ in range(3):
+        # Asked again when kwalletd refused the session key, or listed an item without its secret
+        # (it does so now and then right after a write).
+        for _ in range(5):
             r = subprocess.run(["stdbuf", "-o0", "secret-tool"] + args, env=self.bus.env(),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=20)
-            if SHORT_KEY not in r.stdout:
+            lines = r.stdout.splitlines()
+            if SHORT_KEY not in r.stdout and sum(x.startswith("secret = ") for x in lines) >= sum(
+                    x.startswith("[") for x in lines):
                 break
         items, current = [], None
         for line in r.stdout.splitlines():
