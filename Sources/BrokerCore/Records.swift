@@ -22,8 +22,9 @@ public struct RefreshTokenRecord: Sendable, Equatable {
   public var subject: String?
   /// The `nonce` the sign-in's ID token carried (browser sign-ins send one), or nil.
   public var nonce: String?
-  /// How many times the provider rotated the token since the sign-in (0 for the sign-in's own):
-  /// orders two documents of one second (`DocumentAge`).
+  /// How many records came before this one: each rotation, and a new sign-in over a stored
+  /// record, counts one more than the record it replaces (0 for a first sign-in); orders two
+  /// documents of one second (`DocumentAge`).
   public var rotations: Int
   /// Unix seconds when the provider said the refresh token expires (Google's
   /// `refresh_token_expires_in`, Keycloak's `refresh_expires_in`), or nil: unstated or none.

@@ -70,10 +70,15 @@ extension TokenService {
         account: name, error: "no_refresh_token", detail: "the sign-in worked but no refresh token came back; \(hint)")
     }
     let identity = grant.identity
+    // The sign-in's record comes after the one stored now (DocumentAge), also one that a refresh
+    // rotated within the same second: counted from 0, it would lose to it, and the store would
+    // keep the old grant beside the new one and hand out the old.
+    let stored = (try? await loadRefreshRecord(name)) ?? nil
     let record = RefreshTokenRecord(
       refreshToken: refreshToken, identity: identity?.display, tenant: identity?.tenantID,
-      objectID: identity?.objectID, obtainedAt: time.now, clientID: clientID, subject: identity?.subject,
-      nonce: grant.idToken?.nonce, expiresOn: grant.refreshTokenExpiresOn ?? (kept == nil ? nil : previous?.expiresOn))
+      objectID: identity?.objectID, obtainedAt: max(time.now, stored?.obtainedAt ?? .min), clientID: clientID,
+      subject: identity?.subject, nonce: grant.idToken?.nonce, rotations: stored.map { $0.rotations + 1 } ?? 0,
+      expiresOn: grant.refreshTokenExpiresOn ?? (kept == nil ? nil : previous?.expiresOn))
     let key = ItemKey.refreshToken(name)
     try await store.save(key, label: label(key, account), secret: record.encoded())
     warnIfSignInIsShort(record, account: account)

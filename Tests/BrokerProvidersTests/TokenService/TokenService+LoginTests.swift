@@ -37,6 +37,21 @@ import Testing
     #expect(h.transport.requests[0].formFields["scope"] == "https://graph.microsoft.com/.default openid profile offline_access")
   }
 
+  /// A sign-in within the second of a rotation of the record it replaces is the newer document:
+  /// counted from 0 rotations it lost to the rotated one, so the Secret Service kept the old grant
+  /// beside the new and handed out the old (test_step_up, one run in three).
+  @Test func aSignInComesAfterARecordRotatedInTheSameSecond() async throws {
+    let h = Harness([Fixtures.deviceReply(), Fixtures.tokenReply(at: "AT-2", rt: "RT-2", idToken: Fixtures.idToken)])
+    let rotated = RefreshTokenRecord(refreshToken: Secret("RT-1"), identity: "user1@example.test", tenant: "tid-1", obtainedAt: h.time.now)
+      .rotated(to: Secret("RT-1b"), now: h.time.now)
+    try await h.store.save(.refreshToken("work"), label: "l", secret: rotated.encoded())
+    _ = try await h.service.loginWithDeviceCode(account: "work") { _ in }
+    let record = try #require(try await h.store.refreshRecord())
+    #expect(record.refreshToken == Secret("RT-2"))
+    let (old, new) = (DocumentAge(document: Array(rotated.encoded().revealed.utf8)), DocumentAge(document: Array(record.encoded().revealed.utf8)))
+    #expect(try #require(new).isNewer(than: #require(old)))
+  }
+
   @Test func loginTimeoutComesFromTheSettings() async throws {
     var config = Fixtures.config()
     config.settings.loginTimeout = 30
