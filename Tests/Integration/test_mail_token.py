@@ -7,13 +7,13 @@ import base64
 import json
 import unittest
 
-from flows import FlowTestCase
+from flows import BrowserFlows, FlowTestCase
 
 IMAP = "https://outlook.office.com/IMAP.AccessAsUser.All"
 SMTP = "https://outlook.office.com/SMTP.Send"
 
 
-class MailTokenTest(FlowTestCase):
+class MailTokenTest(BrowserFlows, FlowTestCase):
     emulator_options = {"device_code_interval": 1}
 
     def setUp(self):
@@ -66,6 +66,22 @@ class MailTokenTest(FlowTestCase):
                       "https://outlook.office.com/POP.AccessAsUser.All' to consent", line)
         self.assertEqual(self.stored_refresh_token(), rt)
         self.assertEqual(r.stdout, b"")
+
+    def test_google_names_the_scope_to_add_since_its_refresh_token_carries_only_its_own(self):
+        """Google refuses a refresh for a scope its sign-in did not grant (invalid_scope): the line
+        says to add it to the account's scopes and sign in again, not `login --scope` alone, whose
+        refresh token would lose the account's other scopes."""
+        self.write_config(self.default_config() + self.google_config())
+        p = self.start_login("g")
+        dc = self.wait_for_device_code(0, endpoint="google.devicecode")
+        self.emu.approve(dc["user_code"])
+        self.assertEqual(self.finish(p, 90).returncode, 0)
+        self.emu.add_fault("json", "google.token", grant_type="refresh_token", status=400,
+                           body={"error": "invalid_scope", "error_description": "Bad Request"})
+        r = self.run_broker("token", "get", "g", "--for", "imap", timeout=30)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn(b"add 'mail = imap' to [account g], then add https://mail.google.com/ to its scopes, "
+                      b"then run 'tokenbroker login g' to consent", r.stderr)
 
     def test_usage(self):
         for args in (["--for", "imap", "--scope", "x"], ["--for", "imaps"], ["--format", "xoauth2", "--port", "1"],

@@ -85,8 +85,11 @@ enum TokenCommand {
   /// `--for P`: the mail token, its scopes from `MailScopes`. A refusal that consent would cure
   /// (`consent_required`, `interaction_required`, Google's `invalid_scope` for a scope not granted
   /// at sign-in) exits 3 naming the scopes and how to get them: `mail = …` in the account (so every
-  /// protocol shares the token), and `tokenbroker login ACCOUNT --scope S…`, whose sign-in asks
-  /// consent for them and whose refresh token serves the account's own scopes as well.
+  /// protocol shares the token), then for azure `tokenbroker login ACCOUNT --scope S…`, whose
+  /// sign-in asks consent for them and whose refresh token (Entra's serve every consented resource)
+  /// serves the account's own scopes as well; for google and oidc the scopes go into the account's
+  /// `scopes` before `tokenbroker login ACCOUNT`, since their refresh token carries only the scopes
+  /// of its own sign-in.
   private static func mailToken(
     account name: String, for mail: MailProtocol, args a: Arguments, format: TokenFormat, port: Int?, runtime: Runtime
   ) async throws -> ExitStatus {
@@ -108,12 +111,19 @@ enum TokenCommand {
       }
       let keyed = account.mail.contains(mail)
       let wanted = (account.mail + (keyed ? [] : [mail])).map(\.rawValue)
-      let login = "tokenbroker login \(name)" + scopes.items.map { " --scope " + $0 }.joined()
+      let missing = scopes.items.filter { !account.scopes.contains($0) }
+      var steps: [String] = keyed ? [] : ["add 'mail = \(wanted.joined(separator: " "))' to [account \(name)]"]
+      let login: String
+      if account.provider == .azure {
+        login = "tokenbroker login \(name)" + scopes.items.map { " --scope " + $0 }.joined()
+      } else {
+        if !missing.isEmpty { steps.append("add \(missing.joined(separator: " ")) to its scopes") }
+        login = "tokenbroker login \(name)"
+      }
       throw HelperError(
         status: .signInRequired,
         description: "'\(name)' has no consent for \(scopes.items.joined(separator: " ")) (\(reason)); "
-          + (keyed ? "" : "add 'mail = \(wanted.joined(separator: " "))' to [account \(name)], then ")
-          + "run '\(login)' to consent")
+          + steps.map { $0 + ", then " }.joined() + "run '\(login)' to consent")
     }
     try write(token, format: format, execCredential: .v1, args: a, port: port, runtime: runtime)
     if try !warnIfShort(token, args: a, runtime: runtime) { runtime.answerIsPure() }
