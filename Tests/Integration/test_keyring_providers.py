@@ -3,14 +3,9 @@ gets for it (README "Keyrings"): KeePassXC's dialogs (an unlock nobody answers, 
 until the user allows a client), KWallet without the QCA plugins its encrypted sessions need, and
 KWallet's wallet opened at a Plasma login. The store's own behaviour runs against every provider
 in the test files parametrised with `each_provider`."""
-import os
-import pty
-import select
-import subprocess
-import time
 import unittest
 
-from harness import TOKENBROKER
+import test_login_keyring
 from keyring_providers import KWallet, KeePassXC
 from test_keyring import GIT_GET, NOT_SIGNED_IN, KeyringTestCase
 
@@ -23,30 +18,8 @@ class ProviderTestCase(KeyringTestCase):
         provider.start()
         return provider
 
-    def run_on_terminal(self, *args, timeout=60):
-        """Runs tokenbroker with stdin and stderr on a pseudo-terminal; returns (status, stdout,
-        terminal text)."""
-        master, slave = pty.openpty()
-        p = subprocess.Popen([TOKENBROKER, *args], stdin=slave, stdout=subprocess.PIPE, stderr=slave,
-                             env=self.env())
-        os.close(slave)
-        text = b""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # EIO: the terminal's last user closed it
-                    break
-                if not chunk:
-                    break
-                text += chunk
-            elif p.poll() is not None:
-                break
-        os.close(master)
-        out, _ = p.communicate(timeout=timeout)
-        return p.returncode, out, text.decode(errors="replace")
+    # Runs tokenbroker with stdin and stderr on a pseudo-terminal: (status, stdout, terminal text).
+    run_on_terminal = test_login_keyring.TerminalUnlockTest.run_on_terminal
 
 
 class KeePassXCTest(ProviderTestCase):
