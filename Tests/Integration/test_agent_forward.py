@@ -266,18 +266,23 @@ LogLevel ERROR
 
     def test_Y14_after_forward_the_agent_outlives_its_idle_timeout(self):
         """Without the systemd units the agent exits after `agent-idle-timeout` without requests,
-        and the far side cannot start it. An agent that a local call started, and for which
-        `tokenbroker forward` was then run, stays past its idle timeout: proved against a control
-        agent with the same timeout, started later and without a forward, which does exit; the
-        far side's calls keep working; `agent stop` ends the keep."""
+        and the far side cannot start it. An agent for which `tokenbroker forward` was run stays
+        past its idle timeout: proved against a control agent with the same timeout, started later
+        and without a forward, which does exit; the far side's calls keep working; `agent stop`
+        ends the keep.
+
+        `forward` starts the agent itself and waits for it. A local `token get` is not used to
+        start it: under load (four test files at once on 2 cores) an agent can take longer than
+        the front's start bound, the front then serves the call without it, and the agent, with
+        a 2 s idle timeout, may come and go before the test looks (CI of f320c9d)."""
         self.kill_agent()
         with open(self.config_path) as f:
             config = f.read()
         self.write_config(config.replace("[broker]\n", "[broker]\nagent-idle-timeout = 2\n", 1))
-        self.assertEqual(self.run_broker("token", "get", "work").returncode, 0)
-        agent = self.agent_pid()
-        self.assertIsNotNone(agent)
         forward_lines(self)
+        agent = self.agent_pid()
+        self.assertIsNotNone(agent, "forward left no agent running")
+        self.assertEqual(self.run_broker("token", "get", "work").returncode, 0)
         self.assertEqual(self.agent_pid(), agent)
         first = self.far("tokenbroker token get work")
         self.assertEqual(first.returncode, 0, first.stderr)

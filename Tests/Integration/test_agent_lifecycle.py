@@ -65,10 +65,14 @@ class AgentCommandsTest(AgentTestCase):
         self.assertEqual(self.refresh_requests(), [])
 
     def test_idle_agent_exits(self):
+        """Started by `agent start`, which waits for it: a `token get` that starts it may, under
+        load, give up on it after the front's start bound and serve the call itself, and with a
+        1 s idle timeout the agent can then be gone before the test looks."""
         self.write_agent_config(extra_broker="agent-idle-timeout = 1")
         self.signed_in()
-        self.assertEqual(self.run_broker("token", "get", "work").returncode, 0)
+        self.assertEqual(self.run_broker("agent", "start").returncode, 0)
         [pid] = self.agents()
+        self.assertEqual(self.run_broker("token", "get", "work").returncode, 0)
         self.wait_until(lambda: not self.agents(), timeout=15, what="the idle agent exiting")
         self.assertFalse(os.path.exists(self.socket))
         again = self.run_broker("token", "get", "work")
