@@ -7,6 +7,7 @@
 #   make deb      dist/tokenbroker_VERSION-1_ARCH.deb from the release build, checked with lintian;
 #                 VERSION is scripts/version's, the one `tokenbroker version` prints
 #                 (install it with: apt-get install ./dist/tokenbroker_VERSION-1_ARCH.deb)
+#   make fuzz     every parser of outside input under libFuzzer, FUZZ_SECONDS (300) per target
 #   make deb-check  make deb, then install, use as a new user, purge and check nothing is left
 
 PREFIX ?= /usr/local
@@ -58,7 +59,7 @@ DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev libqrencode-dev libsodium
        keepassxc libkf5wallet-bin libqca-qt5-2-plugins
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build release deps install uninstall deb deb-check demo check unit integration fidelity clean
+.PHONY: all build release deps install uninstall deb deb-check demo check unit integration fuzz fidelity clean
 
 all: build
 
@@ -133,6 +134,9 @@ unit: build
 	scripts/check unit
 integration: build
 	scripts/check integration
+FUZZ_SECONDS ?= 300
+fuzz:
+	scripts/fuzz --time $(FUZZ_SECONDS)
 # The emulator against MSAL Python (needs PyPI).
 fidelity:
 	Tests/Emulator/check_fidelity.sh

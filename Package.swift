@@ -101,3 +101,15 @@ let package = Package(
       ], swiftSettings: strict),
   ]
 )
+
+// The libFuzzer targets (README "Fuzzing"), only when scripts/fuzz builds them with
+// `-sanitize=fuzzer` (libFuzzer supplies `main`, so a plain build could not link them).
+if Context.environment["TOKENBROKER_FUZZ"] == "1" {
+  package.targets += [
+    .target(name: "CFuzzDriver", path: "Tests/Fuzz/Driver"),
+    .executableTarget(
+      name: "tokenbroker-fuzz",
+      dependencies: ["CFuzzDriver", "BrokerCLI", "BrokerCore", "BrokerProviders", "BrokerStore", "BrokerSystem", "BrokerWire"],
+      path: "Tests/Fuzz/Targets", swiftSettings: strict),
+  ]
+}
