@@ -3,7 +3,7 @@ import BrokerSystem
 import BrokerWire
 import Glibc
 
-/// The agent's server loop (interface.md §8; code-models.md §9.8): one request per connection,
+/// The agent's server loop (interface.md §8; architecture.md, "Agent rules"): one request per connection,
 /// one child task per connection in a discarding task group, framing (`AgentRequest`) apart from
 /// handling (the caller's `handler`). Per-connection errors are logged through `log` (which the
 /// caller wires to stderr only with `--verbose`) and swallowed; no log line carries a value.

@@ -1,7 +1,7 @@
 internal import CBrokerShims
 import Glibc
 
-/// What the agent does to its own process before it holds a token (code-models.md §9.8).
+/// What the agent does to its own process before it holds a token (architecture.md, "Agent rules").
 public enum ProcessHardening {
   /// `PR_SET_DUMPABLE = 0` (no core dumps, no ptrace by same-uid processes), SIGPIPE ignored (a
   /// client that goes away must not end the agent), umask 077 (files it makes are private).

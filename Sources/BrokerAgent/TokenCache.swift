@@ -30,7 +30,7 @@ public struct TokenCacheKey: Sendable, Hashable {
 /// - `drop(account:)` forgets the account's tokens (and registry tokens) at once; a fetch that was
 ///   running then is not cached and no later caller joins it (its callers still get its answer:
 ///   they asked before the drop), so nothing of the old sign-in is handed out after a logout or a
-///   new login (B20).
+///   new login (bug-cases.md B20).
 public actor TokenCache {
   private let tokens: SingleFlightCache<TokenCacheKey, IssuedToken>
   /// Whole answers to warm requests made from cached tokens, forgotten by every change of the

@@ -48,7 +48,7 @@ enum ErrorMapping {
     case .unavailable, .throttled: return .providerUnavailable
     case .rejected: return .failure
     case .unsupported: return .usage
-    case .clientRejected: return .usage  // a configuration problem (bug-cases-3 X05)
+    case .clientRejected: return .usage  // a configuration problem (bug-cases-3.md X05)
     }
   }
 }

@@ -76,7 +76,7 @@ final class ExecTokens: Sendable {
   /// The account's ID token (`kind: .idToken`, from this process's cache or the store; a refresh
   /// when it is due) if it was issued to `audience`: the account's `client-id` or
   /// `device-client-id`, whichever the sign-in used. Nil for any other audience: a user account
-  /// cannot mint ID tokens for others (X11), and no other token is handed out in its place.
+  /// cannot mint ID tokens for others (bug-cases-3.md X11), and no other token is handed out in its place.
   func idToken(account name: String, audience: String) async -> Result<Secret?, EndpointFailure> {
     guard let account = config.account(named: name), [account.clientID, account.deviceClientID].contains(audience) else {
       // gcloud asks for its own client's on every refresh and goes on without: nothing to say.

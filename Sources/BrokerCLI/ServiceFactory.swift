@@ -29,7 +29,7 @@ struct ServiceFactory: Sendable {
       // each request that uses the store (one served from memory never builds a store at all).
       if context.agent != nil { LibsecretStore.forgetConnection() }
       // Concurrent processes serialise their writes (create + read-back) on a lock file in the
-      // private runtime directory (B06); without a usable directory they write unlocked.
+      // private runtime directory (bug-cases.md B06); without a usable directory they write unlocked.
       let directory = paths.runtimeDirectory
       let lock = (try? RuntimeDirectory.ensure(directory)).map { directory + "/keyring.lock" }
       return forProcess(LibsecretStore(writeLock: lock))

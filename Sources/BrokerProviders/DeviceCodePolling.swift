@@ -12,7 +12,7 @@ enum PollOutcome: Sendable {
   /// 5xx, 429, timeouts, connection failures: ask again later, never sooner than `interval`.
   case transient(what: String, remedy: String, retryAfter: Double?)
   /// An answer that is not the OAuth server's (a proxy's page, a redirect): asked again like a
-  /// transient failure, but `strayLimit` in a row end the sign-in (X06).
+  /// transient failure, but `strayLimit` in a row end the sign-in (bug-cases-3.md X06).
   case stray(status: Int, error: ProviderError)
 }
 

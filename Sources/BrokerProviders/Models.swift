@@ -68,7 +68,7 @@ public struct TokenGrant: Sendable {
   public var accessToken: Secret
   /// Unix seconds: the time of the reply plus `expires_in`.
   public var expiresOn: Int64
-  /// The new refresh token; nil when the reply has none or `""` (keep the stored one: B11).
+  /// The new refresh token; nil when the reply has none or `""` (keep the stored one: bug-cases.md B11).
   public var refreshToken: Secret?
   /// True when the reply carried `"refresh_token": ""` (treated as absent; worth a warning).
   public var refreshTokenWasEmpty: Bool

@@ -58,7 +58,7 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
   /// Exit 64. The token endpoint at `host` refused the client itself (`invalid_client`, RFC 6749
   /// §5.2: a rotated or wrong secret, a public client sent one, the wrong `client-auth`): a
   /// configuration problem, not a dead grant, so nothing is deleted and the same refresh token
-  /// works once the config is fixed (bug-cases-3 X05). `clientID` and `method` (`client-auth`'s
+  /// works once the config is fixed (bug-cases-3.md X05). `clientID` and `method` (`client-auth`'s
   /// value) are the ones sent, never the secret; `detail` is the provider's hint and evidence.
   case clientRejected(account: String, host: String, clientID: String, method: String, detail: String)
   /// Exit 64. A provider or flow that is not implemented yet; the text says what to use instead.
@@ -75,7 +75,7 @@ public enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
       .replacing("`", with: "\\`") + "\""
   }
 
-  /// One line: what failed; what to do (code-models.md §9.5).
+  /// One line: what failed; what to do (interface.md §6).
   public var description: String {
     switch self {
     case .signInRequired(let account, let reason):

@@ -3,7 +3,7 @@ internal import Synchronization
 
 /// Runs blocking calls (libsecret `*_sync`, file I/O, `flock`) on a dedicated serial queue and
 /// bridges the result back with a continuation, so they never occupy a thread of Swift's
-/// cooperative pool (code-models.md §9.9).
+/// cooperative pool (architecture.md, "Concurrency").
 enum BlockingQueue {
   /// Runs `body` on `queue` and returns its result or rethrows its error.
   ///

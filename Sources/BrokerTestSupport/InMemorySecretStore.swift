@@ -4,7 +4,7 @@ public import BrokerCore
 ///
 /// It follows the `SecretStore` contract (BrokerStoreTests runs the behaviour suite on it):
 /// absent → nil, one item per key, delete of an absent item succeeds. `locked = true` makes
-/// every call throw `StoreError.locked` without changing anything (B01); `failure` makes every
+/// every call throw `StoreError.locked` without changing anything (bug-cases.md B01); `failure` makes every
 /// call throw that error.
 public actor InMemorySecretStore: SecretStore {
   /// The stored documents.

@@ -66,7 +66,7 @@ public enum CredentialCodecError: Error, Sendable, Equatable, CustomStringConver
   }
 }
 
-/// The `key=value` line codec of git's credential protocol (reference/protocols.md §1.2, §1.7),
+/// The `key=value` line codec of git's credential protocol (protocols.md §1.2, §1.7),
 /// shared by the git helper and the agent socket.
 ///
 /// Decoding splits only on LF (0x0A) and strips one CR directly before an LF; any other CR, any NUL,

@@ -2,7 +2,7 @@ import Testing
 
 @testable import BrokerProviders
 
-/// Every message is one line: what failed; what to do (code-models.md §9.5).
+/// Every message is one line: what failed; what to do (interface.md §6).
 @Suite struct ProviderErrorTests {
   @Test(arguments: [
     (ProviderError.signInRequired(account: "work", reason: "not signed in"),

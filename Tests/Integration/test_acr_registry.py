@@ -24,7 +24,7 @@ OCI_LAYER = "application/vnd.oci.image.layer.v1.tar+gzip"
 
 
 def write_oci_layout(path, layers=LAYERS, tag="v1"):
-    """An OCI image layout (image-spec `image-layout.md`) of `layers` one-file layers, by hand."""
+    """An OCI image layout (as the OCI image-spec defines it) of `layers` one-file layers, by hand."""
     blobs = os.path.join(path, "blobs", "sha256")
     os.makedirs(blobs)
 

@@ -1,4 +1,4 @@
-"""Bug cases (reference/bug-cases.md) with the agent running the whole time: B07 (callers while
+"""Bug cases (bug-cases.md) with the agent running the whole time: B07 (callers while
 a login is pending never start a flow and answer at once), B10 (git `erase` through the agent
 drops only the token git rejected, never the refresh token), B20 (no access token of an identity
 outlives its sign-out or a sign-in as someone else, in the agent's memory or anywhere).

@@ -1,6 +1,6 @@
 """The agent turns many concurrent callers into one refresh (interface.md §8).
 
-Bug cases (reference/bug-cases.md): B06 (concurrent writers leave one item of each kind), B08
+Bug cases (bug-cases.md): B06 (concurrent writers leave one item of each kind), B08
 (a rotated refresh token is never claimed twice; after the agent restarts, the newest one is
 used). Strict rotation throughout: the emulator answers `invalid_grant` to any reuse.
 """

@@ -1,7 +1,7 @@
 """Who may talk to the agent (interface.md §2, §8): the `SO_PEERCRED` uid check on every
 connection, the socket directory's owner and mode, the socket's mode.
 
-Bug cases (reference/bug-cases.md): B07's multi-user variant (the socket and locks live in each
+Bug cases (bug-cases.md): B07's multi-user variant (the socket and locks live in each
 user's private runtime directory).
 """
 import os

@@ -2,7 +2,7 @@
 browser (fake_browser.py): authorization code + PKCE S256, the loopback redirect listener, the
 detached launcher, the timeout, and the per-account lock.
 
-Bug cases (reference/bug-cases.md): B07 (one interactive flow at a time), B24 (launcher output
+Bug cases (bug-cases.md): B07 (one interactive flow at a time), B24 (launcher output
 never reaches our stdout), B25 (never waiting on the launcher), B26 (`state` binding, PKCE, a
 replayed redirect), B29 (no secret in any output).
 """

@@ -1,5 +1,5 @@
 """`docker-credential-tokenbroker` (a link to the front, which acts on its name) speaking the
-docker credential helper protocol (interface.md §5; reference/protocols.md §7.1;
+docker credential helper protocol (interface.md §5; protocols.md §7.1;
 docker/docker-credential-helpers `credentials/credentials.go`): field by field, against the
 emulator and a real keyring."""
 import json

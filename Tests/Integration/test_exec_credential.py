@@ -1,5 +1,5 @@
 """`token get --format exec-credential`: a kubectl / client-go exec plugin credential,
-`client.authentication.k8s.io/v1` ExecCredential (interface.md §3; reference/protocols.md §7.2),
+`client.authentication.k8s.io/v1` ExecCredential (interface.md §3; protocols.md §7.2),
 checked field by field and through a real client (the Kubernetes Python client's exec provider,
 Debian's python3-kubernetes, when installed)."""
 import calendar

@@ -1,5 +1,5 @@
 """The git credential helper through real git 2.39 and through the wire protocol (interface.md §4;
-bug-cases.md B10, B15, B16, B17; reference/protocols.md §1).
+bug-cases.md B10, B15, B16, B17; protocols.md §1).
 
 Git runs with a private GIT_CONFIG_GLOBAL and GIT_CONFIG_NOSYSTEM=1; the helper is configured by
 the built binary's absolute path, or by name (`tokenbroker`, i.e. `git-credential-tokenbroker` on

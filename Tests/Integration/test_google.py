@@ -1,9 +1,9 @@
-"""Google accounts against the emulator's /google endpoints (reference/protocols.md §3): the
+"""Google accounts against the emulator's /google endpoints (protocols.md §3): the
 browser sign-in (PKCE + client secret + offline access, consent on the first sign-in only), the
 limited-input device flow (`verification_url`, its own client), refresh without rotation, and
 Google's error classes.
 
-Bug cases (reference/bug-cases.md): B11 (no refresh token in the reply keeps the stored one),
+Bug cases (bug-cases.md): B11 (no refresh token in the reply keeps the stored one),
 B12 (invalid_grant deletes, invalid_rapt keeps), B26 (state and PKCE), B27 (device polling),
 B29 (no secret, client secrets included, in any output).
 """

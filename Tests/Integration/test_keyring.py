@@ -1,4 +1,4 @@
-"""Every keyring state of reference/keyring-notes.md, against a real gnome-keyring (or the fake
+"""Every keyring state of keyring-notes.md, against a real gnome-keyring (or the fake
 Secret Service where gnome-keyring cannot show the failure): each gives its own one-line message
 and exit 5, never "not signed in", and never deletes (interface.md §6, §7; bug-cases.md B01, B03,
 B05).

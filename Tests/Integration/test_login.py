@@ -1,7 +1,7 @@
 """`tokenbroker login ACCOUNT --device-code` against the emulator: RFC 8628 polling, declined and
 expired codes, what the prompt shows, what is stored, and the per-account login lock.
 
-Bug cases (reference/bug-cases.md): B07 (login lock), B20 (cached tokens dropped at login),
+Bug cases (bug-cases.md): B07 (login lock), B20 (cached tokens dropped at login),
 B27 (slow_down / interval), B29 (no secret in any output).
 """
 import json

@@ -3,7 +3,7 @@ and one line naming the keyring problem *before* any sign-in starts (no device c
 no browser started), so the user never completes a flow only to lose the tokens; and nothing is
 written anywhere else (no plaintext fallback under HOME, the XDG dirs, the runtime dir or /tmp).
 
-How each situation is made (reference/keyring-notes.md):
+How each situation is made (keyring-notes.md):
 - locked: the harness's gnome-keyring, its login collection locked over D-Bus;
 - no collection: a bus without gnome-keyring; D-Bus activation starts one from the system's
   service file with the test's private HOME (the harness gives dbus-daemon that HOME), which has

@@ -1,5 +1,5 @@
 """`tokenbroker setup-git [ACCOUNT] [--dry-run]` against real git's global config
-(interface.md §3; reference/protocols.md §1.6): an empty reset value then the absolute path of the
+(interface.md §3; protocols.md §1.6): an empty reset value then the absolute path of the
 `git-credential-tokenbroker` found (here the test's link on PATH) per host, idempotent, patterns
 skipped, an older value of ours updated, a moved install named, and git then asks tokenbroker for
 those hosts only."""

@@ -1,7 +1,7 @@
 """`tokenbroker token get` after a device-code login: the cached token, output formats, scopes,
 `--min-valid`, `--force-refresh`, silent refresh with rotation, and the refresh margin.
 
-Bug cases (reference/bug-cases.md): B08/B11 (rotated or omitted refresh tokens), B14 (a token
+Bug cases (bug-cases.md): B08/B11 (rotated or omitted refresh tokens), B14 (a token
 inside the refresh margin is never handed out), B29 (no secret in any message).
 """
 import datetime

@@ -2,7 +2,7 @@
 5xx with Retry-After, proxy pages, malformed replies, dropped connections, and provider error
 text that echoes secrets.
 
-Bug cases (reference/bug-cases.md): B12 (terminal invalid_grant: exit 3 at once, item deleted),
+Bug cases (bug-cases.md): B12 (terminal invalid_grant: exit 3 at once, item deleted),
 B29 (no secret in any message, also with --verbose); interface.md §6 (what is deleted when).
 Access tokens live 200 s here (< refresh-margin 300), so every `token get` refreshes.
 """

@@ -6,7 +6,7 @@ import BrokerSystem
 /// The terminal and browser side of `login --browser` (RFC 8252): binds the loopback listener,
 /// opens the browser (or prints the URL), and waits for the redirect; on a terminal the user may
 /// paste the redirect URL instead (the browser on another machine). The first redirect whose
-/// `state` matches wins; anything else gets an error page and the wait goes on (B26).
+/// `state` matches wins; anything else gets an error page and the wait goes on (bug-cases.md B26).
 enum BrowserLogin {
   /// - Parameters:
   ///   - open: start the browser (`--no-open`: print the URL only).

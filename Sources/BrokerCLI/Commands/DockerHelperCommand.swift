@@ -2,7 +2,7 @@ import BrokerCore
 import BrokerProviders
 
 /// The docker credential helper, run under the name `docker-credential-tokenbroker`
-/// (interface.md §5; reference/protocols.md §7.1, docker/docker-credential-helpers).
+/// (interface.md §5; protocols.md §7.1, docker/docker-credential-helpers).
 ///
 /// argv[1] is the action. Everything docker reads goes to **stdout**, errors included: docker runs
 /// the helper with its stdout captured and shows that text when the status is not 0; a reply of

@@ -127,7 +127,7 @@ enum ExecCommand {
       raw: context.isLive ? ExecChild.processEnvironment : nil, environment: context.environment, removed: removed, added: added)
     guard !overlays.isEmpty else { return try await serve(endpoints, command: command, environment: environment, runtime: runtime) }
     // Whatever gcloud cached under exec (its Compute Engine answer, the account, access tokens)
-    // and az signed in to goes with COMMAND (X10).
+    // and az signed in to goes with COMMAND (bug-cases-3.md X10).
     let remove = overlays
     let status: Int32
     do {

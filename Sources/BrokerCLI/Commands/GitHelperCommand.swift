@@ -2,7 +2,7 @@ import BrokerCore
 import BrokerProviders
 import BrokerWire
 
-/// The git credential helper actions (interface.md §4; reference/protocols.md §1).
+/// The git credential helper actions (interface.md §4; protocols.md §1).
 enum GitHelperCommand {
   static let actions: Set<String> = ["get", "store", "erase", "capability"]
 

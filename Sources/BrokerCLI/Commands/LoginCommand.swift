@@ -7,7 +7,7 @@ import BrokerSystem
 /// the one interactive command (interface.md §3). `--scope` asks for those scopes instead of the
 /// account's (the step-up a refresh for one resource asked for, with its claims challenge).
 ///
-/// Order: the account's login lock (a second concurrent login exits 7 before anything else, B07),
+/// Order: the account's login lock (a second concurrent login exits 7 before anything else, bug-cases.md B07),
 /// then the store check (a keyring that cannot take the refresh token fails with exit 5 before
 /// the user signs in), then the flow: the browser with a loopback redirect, or the device code.
 enum LoginCommand {

@@ -1,7 +1,7 @@
 import BrokerCore
 
 /// `tokenbroker setup-git [ACCOUNT] [--dry-run]`: makes git use tokenbroker for every host of the
-/// account(s) (interface.md §3; reference/protocols.md §1.6).
+/// account(s) (interface.md §3; protocols.md §1.6).
 ///
 /// A host with `[host HOST/PATH]` groups also gets `credential.https://HOST.useHttpPath true`, so
 /// that git sends the path those groups are chosen by (and only such a host: elsewhere a path

@@ -3,7 +3,7 @@ import BrokerProviders
 import FoundationEssentials
 
 /// The kubectl / client-go ExecCredential that `--format exec-credential` prints, in the
-/// `apiVersion` the caller expects (interface.md §3; reference/protocols.md §7.2). kubectl names it
+/// `apiVersion` the caller expects (interface.md §3; protocols.md §7.2). kubectl names it
 /// in `KUBERNETES_EXEC_INFO` (a JSON ExecCredential with `apiVersion`, `kind` and `spec`) and
 /// refuses an answer in any other version.
 enum ExecCredentialVersion: String, CaseIterable {

@@ -69,7 +69,7 @@ enum RFC3339 {
 }
 
 /// Removes control characters (C0, DEL, C1) from text that came from a server before it reaches
-/// a terminal (reference/protocols.md §1.7 rule 6).
+/// a terminal (protocols.md §1.7 rule 6).
 enum TerminalText {
   static func clean(_ s: String) -> String {
     String(String.UnicodeScalarView(s.unicodeScalars.filter { !($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) }))

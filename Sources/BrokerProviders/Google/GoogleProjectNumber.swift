@@ -1,7 +1,7 @@
 import BrokerCore
 
 /// A Google Cloud project's number, which exec's metadata endpoint serves at
-/// `project/numeric-project-id` (interface.md §2.1 `project-number`, §9; bug case X10): the
+/// `project/numeric-project-id` (interface.md §2.1 `project-number`, §9; bug-cases-3.md X10): the
 /// account's `project-number` when set, else `GET {resource-manager-endpoint}/v1/projects/{project}`
 /// (Cloud Resource Manager v1, `projects.get`: the reply's `projectNumber`, a string of digits) with
 /// the account's access token. A number fetched is kept in `cache` as discovery documents are (at

@@ -2,7 +2,7 @@ import BrokerCore
 
 /// Redeeming a refresh token at Google (protocols.md §3.3): with the client (and its secret) that
 /// obtained it; the reply normally has no `refresh_token`, and `TokenService` then keeps the
-/// stored one (B11).
+/// stored one (bug-cases.md B11).
 struct GoogleRefreshFlow: Sendable {
   let provider: GoogleProvider
 

@@ -50,7 +50,7 @@ extension TokenEndpointClient {
         }
         let error = onError(reply)
         guard reply.error == "invalid_client" else { throw error }
-        // A client problem, never a dead grant: nothing may be deleted for it (bug-cases-3 X05).
+        // A client problem, never a dead grant: nothing may be deleted for it (bug-cases-3.md X05).
         let detail: String
         if case .rejected(_, _, let hint) = error as? ProviderError { detail = hint } else { detail = reply.summary }
         throw ProviderError.clientRejected(

@@ -22,7 +22,7 @@ enum EndpointExchange: Sendable {
   /// Not worth another try, and not an OAuth reply (a TLS failure, a bare 400/401).
   case failed(ProviderError)
   /// An answer that is not the OAuth server's JSON (a proxy's or portal's page, a redirect, which
-  /// is never followed): `error` says so; device polling tolerates a few in a row (X06).
+  /// is never followed): `error` says so; device polling tolerates a few in a row (bug-cases-3.md X06).
   case stray(status: Int, error: ProviderError)
 }
 

@@ -39,7 +39,7 @@ struct OIDCDiscovery: Sendable {
     {
       return metadata
     }
-    // A 200 page that is not JSON (a proxy's or portal's, X06) is said, and never cached.
+    // A 200 page that is not JSON (a proxy's or portal's, bug-cases-3.md X06) is said, and never cached.
     var notJSON: String?
     for url in documentURLs {
       guard let response = try await fetch(url) else { continue }
@@ -86,7 +86,7 @@ struct OIDCDiscovery: Sendable {
   private func mismatch(_ found: String) -> ConfigError {
     let shown = IDToken.printable(found)
     // Entra's multi-tenant endpoints (common, organizations) publish a template, not an issuer:
-    // the real one names the user's tenant (bug-cases-3 X02). The check stays; the way out is said.
+    // the real one names the user's tenant (bug-cases-3.md X02). The check stays; the way out is said.
     if shown.contains("{tenantid}") {
       let own = shown.replacing("{tenantid}", with: "TENANT-ID")
       return invalid(

@@ -7,9 +7,9 @@ extension TokenService {
   /// a sign-in warns when it lives shorter than `refresh-margin`.
   ///
   /// A rotated refresh token is stored before the access token is cached or returned; a reply
-  /// without one (or with `""`) keeps the stored token (B08, B11). A token that expires within
+  /// without one (or with `""`) keeps the stored token (bug-cases.md B08, B11). A token that expires within
   /// `minValid` even fresh from the provider is returned all the same (the provider sets its
-  /// lifetime); one already expired never is (B14).
+  /// lifetime); one already expired never is (bug-cases.md B14).
   /// - Parameters:
   ///   - minValid: seconds the token must stay valid, or nil.
   ///   - forceRefresh: skip the cache.
@@ -147,7 +147,7 @@ extension TokenService {
   }
 
   /// A cached access token, if the account is still signed in: an access token never outlives the
-  /// sign-in (B20): no refresh token, no cached token.
+  /// sign-in (bug-cases.md B20): no refresh token, no cached token.
   private func fromCache(_ cached: AccessTokenRecord, account: AccountConfig, requested: ScopeSet, kind: CredentialKind)
     async throws -> IssuedToken
   {
@@ -193,7 +193,7 @@ extension TokenService {
         provider, record, account: account, scopes: requested, claims: claims)
       do {
         let identity = try await storeRotated(grant, previous: used, account: account)
-        // After the rotated token is stored (the server has already rotated: X04), before any is handed out.
+        // After the rotated token is stored (the server has already rotated: bug-cases-3.md X04), before any is handed out.
         try provider.checkRefreshed(grant, signedIn: used)
         let token = try await issue(grant, identity: identity, requested: requested, account: account)
         if firstForScopes { warnIfShortLived(token) }
@@ -295,7 +295,7 @@ extension TokenService {
   /// - Throws: `StoreError`: the new token must be stored before any access token is handed out.
   ///   `ProviderError.signInRequired` when the account was signed out while the refresh ran;
   ///   `SignInChanged` when another sign-in replaced the refresh token meanwhile (bug-cases.md
-  ///   B20: the old sign-in is never written back and its access token never handed out).
+  ///   bug-cases.md B20: the old sign-in is never written back and its access token never handed out).
   func storeRotated(_ grant: TokenGrant, previous: RefreshTokenRecord, account: AccountConfig) async throws -> String? {
     let identity = previous.identity ?? grant.identity?.display
     guard let stored = try await loadRefreshRecord(account.name) else {

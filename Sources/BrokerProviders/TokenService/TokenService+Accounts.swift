@@ -15,7 +15,7 @@ extension TokenService {
     return keys.count
   }
 
-  /// git `erase` (interface.md §4, B10): deletes the access-token item of `account` holding exactly
+  /// git `erase` (interface.md §4, bug-cases.md B10): deletes the access-token item of `account` holding exactly
   /// `token`, never a refresh token and never another token.
   /// - Returns: whether a cached token matched.
   /// - Throws: `StoreError`.

@@ -25,7 +25,7 @@ extension TokenService {
 
   private func exchangedCookies(_ account: AccountConfig, site: SharePointSite, forceRefresh: Bool) async throws -> IssuedCookies {
     let via = try viaAccount(of: account)
-    // Cookies never outlive the sign-in they came from (B20).
+    // Cookies never outlive the sign-in they came from (bug-cases.md B20).
     guard try await loadRefreshRecord(via.name) != nil else {
       try? await store.delete(ItemKey(account: account.name, kind: .cookies))
       throw ProviderError.signInRequired(account: via.name, reason: ProviderError.notSignedIn)

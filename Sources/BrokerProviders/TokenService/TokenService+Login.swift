@@ -4,7 +4,7 @@ extension TokenService {
   /// `login --device-code` (interface.md §3): runs the device flow for `scopes` (nil: the account's;
   /// with `claims`, a step-up's challenge, on the device authorization request),
   /// shows the code through `prompt`, stores the refresh token, drops the account's cached access
-  /// tokens (B20), then caches the new access token (a failure there is only a warning).
+  /// tokens (bug-cases.md B20), then caches the new access token (a failure there is only a warning).
   /// - Parameter prompt: called once with the code to show; strip control characters before printing.
   /// - Returns: the new access token, with the identity that signed in.
   /// - Throws: `ConfigError`; `ProviderError.declined`, `.deviceCodeExpired`, `.loginTimedOut`
@@ -38,11 +38,11 @@ extension TokenService {
   }
 
   /// Stores the refresh token of a completed sign-in with who signed in and the client that
-  /// obtained it, drops the account's cached access tokens (B20) and caches the new one.
+  /// obtained it, drops the account's cached access tokens (bug-cases.md B20) and caches the new one.
   ///
   /// A sign-in without a refresh token in the reply (Google sends one only with consent, which
   /// is asked for on the first sign-in only) keeps `previous` when it belongs to the same identity
-  /// and client: the grant is the same (B11's rule, at sign-in).
+  /// and client: the grant is the same (bug-cases.md B11's rule, at sign-in).
   /// - Throws: `ProviderError.rejected` when there is no refresh token to keep; for an oidc
   ///   account `.loginFailed` (exit 6) naming the issuer and what to change (bug-cases-3.md X03:
   ///   a sign-in that stores nothing refreshable must not look like one that worked);

@@ -20,7 +20,7 @@ public struct RevocationReport: Sendable {
 extension TokenService {
   /// The provider half of `revoke` (interface.md §3; RFC 7009): revokes the stored refresh token
   /// where the provider has an endpoint. Deletes nothing: the caller signs out locally next,
-  /// whatever this reports (B21).
+  /// whatever this reports (bug-cases.md B21).
   /// - Returns: the outcome, or the failure (never thrown, so the local sign-out always follows).
   /// - Throws: `ConfigError.unknownAccount`; `StoreError` when the token cannot be read (a locked
   ///   keyring: then nothing is revoked and nothing deleted). A corrupt item counts as none.

@@ -62,7 +62,7 @@ public struct TokenService: Sendable {
   public func dropAccessTokens(account: String) async throws {
     try await store.deleteAll(account: account, kind: .accessToken)
     // SharePoint accounts signed in through this one hold tokens and cookies derived from its
-    // sign-in: they go with it (B20).
+    // sign-in: they go with it (bug-cases.md B20).
     for dependent in config.accounts where dependent.via == account && dependent.name != account {
       try await store.deleteAll(account: dependent.name, kind: .accessToken)
       try await store.deleteAll(account: dependent.name, kind: .cookies)

@@ -2,7 +2,7 @@ internal import BrokerCore
 internal import CLibsecret
 
 /// Turns a `GError` from libsecret/GDBus into a `StoreError` and frees it. Call exactly once per
-/// non-nil error. GLib messages name objects and causes, never secret values (B29).
+/// non-nil error. GLib messages name objects and causes, never secret values (bug-cases.md B29).
 ///
 /// - `deadline` expired (the call was cancelled by our timer), or a D-Bus timeout: `.timedOut`.
 /// - `SECRET_ERROR_IS_LOCKED` (protocols.md §5.3): `.locked`.

@@ -21,7 +21,7 @@ extension LibsecretStore {
     try await perform { session throws(StoreError) in session.sessionPath }
   }
 
-  /// Adds an item without replacing an existing one, making a duplicate (B06: a crash or a
+  /// Adds an item without replacing an existing one, making a duplicate (bug-cases.md B06: a crash or a
   /// concurrent writer of another program).
   func insertDuplicate(_ key: ItemKey, label: String, secret: Secret) async throws {
     try await perform { session throws(StoreError) in

@@ -38,7 +38,7 @@ public final class LibsecretStore: SecretStore {
   ///     interface.md §7 bound is 10 s.
   ///   - writeLock: a lock file in a private directory (the runtime directory) that every
   ///     tokenbroker process holds around a `save`, so concurrent writers of one item do not fail
-  ///     each other's read-back (B06); nil: no lock.
+  ///     each other's read-back (bug-cases.md B06); nil: no lock.
   public init(timeout: Double = 10, writeLock: String? = nil) {
     timeoutMilliseconds = max(1, Int(timeout * 1000))
     self.writeLock = writeLock

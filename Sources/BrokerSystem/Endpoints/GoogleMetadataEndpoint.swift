@@ -6,7 +6,7 @@ import BrokerCore
 ///
 /// Every request needs `Metadata-Flavor: Google` (and no `X-Forwarded-For`, as the real server
 /// refuses proxied requests) and every reply carries it, errors included (gcp-metadata takes a 404
-/// without it for a foreign server: bug case X09). Under `/computeMetadata/v1/`:
+/// without it for a foreign server: bug-cases-3.md X09). Under `/computeMetadata/v1/`:
 /// - `instance/service-accounts/{default|EMAIL}/` (`?recursive=true`: `{"aliases","email","scopes"}`),
 ///   `…/token[?scopes=a,b]` (`{"access_token","expires_in","token_type"}`, `expires_in` an integer
 ///   ≥ 1), `…/email`, `…/scopes`, `…/aliases`, `…/identity?audience=A` (the account's ID token,
@@ -14,7 +14,7 @@ import BrokerCore
 /// - `instance/service-accounts/` (the listing `default/`, `EMAIL/`; `?recursive=true`: JSON keyed
 ///   by both names, as gcloud and Node read it);
 /// - `project/project-id`, `project/numeric-project-id` (digits: gcloud decides "on Compute
-///   Engine" from it, X10), both 404 without `project`;
+///   Engine" from it, bug-cases-3.md X10), both 404 without `project`;
 /// - `universe/universe-domain` and its older spelling `universe/universe_domain` (`googleapis.com`);
 /// - the directories `""`, `instance/`, `project/`, `universe/` (listings, or JSON with
 ///   `?recursive=true` in the server's camelCase: `serviceAccounts`, `projectId`,
@@ -133,7 +133,7 @@ public struct GoogleMetadataEndpoint: Sendable {
           var expires_in: Int64
           var token_type: String
         }
-        // An integer ≥ 1 (golang/oauth2 rejects 0, Java reads an int32: X12); the token source
+        // An integer ≥ 1 (golang/oauth2 rejects 0, Java reads an int32: bug-cases-3.md X12); the token source
         // hands out none with less than 1 s left.
         let left = max(1, t.expiresOn - now())
         return Self.json(200, JSONText.encode(Doc(access_token: t.accessToken.revealed, expires_in: left, token_type: "Bearer")))
@@ -153,7 +153,7 @@ public struct GoogleMetadataEndpoint: Sendable {
     }
   }
 
-  /// Why the identity path refuses an audience (X11): never another token in its place.
+  /// Why the identity path refuses an audience (bug-cases-3.md X11): never another token in its place.
   public static let noIDToken =
     "a user account cannot mint ID tokens for other audiences; only its sign-in's OAuth client ID is served"
     + " (use a service account for other audiences)"

@@ -41,7 +41,7 @@ public enum PollFrame: Sendable, Equatable {
 /// The one poll-loop server under the agent, the loopback redirect listener and the SDK
 /// credential endpoints: a `poll` loop on one dedicated thread over non-blocking descriptors (the
 /// listening sockets, each connection being read or written, a wake pipe), so no blocking call
-/// runs on Swift's cooperative pool (code-models.md §9.9).
+/// runs on Swift's cooperative pool (architecture.md, "Concurrency").
 ///
 /// Each accepted connection passes `Options.admit` before a byte is read (others are closed
 /// unread), then is read until `Options.frame` finds its request whole, within

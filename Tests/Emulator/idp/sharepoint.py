@@ -1,4 +1,4 @@
-"""SharePoint Online endpoints (reference/protocols.md §4.2, §4.1) on the emulator's own origin.
+"""SharePoint Online endpoints (protocols.md §4.2, §4.1) on the emulator's own origin.
 
 One site per origin: the site is `req.base_url` (e.g. `https://127.0.0.1:PORT`).
 
