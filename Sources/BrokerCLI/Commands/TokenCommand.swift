@@ -83,13 +83,16 @@ enum TokenCommand {
   }
 
   /// `--for P`: the mail token, its scopes from `MailScopes`. A refusal that consent would cure
-  /// (`consent_required`, `interaction_required`, Google's `invalid_scope` for a scope not granted
-  /// at sign-in) exits 3 naming the scopes and how to get them: `mail = …` in the account (so every
-  /// protocol shares the token), then for azure `tokenbroker login ACCOUNT --scope S…`, whose
-  /// sign-in asks consent for them and whose refresh token (Entra's serve every consented resource)
-  /// serves the account's own scopes as well; for google and oidc the scopes go into the account's
-  /// `scopes` before `tokenbroker login ACCOUNT`, since their refresh token carries only the scopes
-  /// of its own sign-in.
+  /// exits 3 naming the scopes and how to get them: for azure `.stepUpRequired` (`consent_required`,
+  /// `interaction_required`; Entra's AADSTS65001 comes as `invalid_grant` with suberror
+  /// `consent_required`), for google and oidc also `invalid_scope` (Google's answer, and RFC 6749
+  /// §6's, to a refresh asking a scope its sign-in did not grant; Entra's `invalid_scope`,
+  /// AADSTS70011, is a malformed request and stays the configuration error it is). The line says:
+  /// `mail = …` in the account (so every protocol shares the token), then for azure `tokenbroker
+  /// login ACCOUNT --scope S…`, whose sign-in asks consent for them and whose refresh token
+  /// (Entra's serve every consented resource) serves the account's own scopes as well; for google
+  /// and oidc the scopes go into the account's `scopes` before `tokenbroker login ACCOUNT`, since
+  /// their refresh token carries only the scopes of its own sign-in.
   private static func mailToken(
     account name: String, for mail: MailProtocol, args a: Arguments, format: TokenFormat, port: Int?, runtime: Runtime
   ) async throws -> ExitStatus {
@@ -106,7 +109,7 @@ enum TokenCommand {
       let reason: String
       switch e {
       case .stepUpRequired(_, let why, _, _): reason = why
-      case .rejected(_, "invalid_scope", let detail): reason = "invalid_scope: " + detail
+      case .rejected(_, "invalid_scope", let detail) where account.provider != .azure: reason = "invalid_scope: " + detail
       default: throw e
       }
       let keyed = account.mail.contains(mail)
