@@ -95,7 +95,7 @@ import Testing
   static let path = "/usr/local/bin:/usr/bin:/bin"
 
   @Test func writesTheAbsolutePathAndThenNothing() async throws {
-    let t = try GitHelperProgramTests.Tree()
+    let t = try InstalledProgramTests.Tree()
     let core = try t.file("prefix/libexec/tokenbroker/tokenbroker-core")
     let helper = try t.file("prefix/bin/git-credential-tokenbroker")
     let h = try CLIHarness(config: SetupGitCommandTests.config)
@@ -110,7 +110,7 @@ import Testing
   }
 
   @Test func updatesTheValueByNameAndAMovedInstall() async throws {
-    let t = try GitHelperProgramTests.Tree()
+    let t = try InstalledProgramTests.Tree()
     let h = try CLIHarness(config: SetupGitCommandTests.config)
     #expect(await h.run(["setup-git", "second"], path: Self.path) == 0)  // no helper found: by name
     let file = h.directory + "/.gitconfig"

@@ -36,13 +36,14 @@ enum MailCommand {
     }
     let (imap, smtp) = (try server(.imap), try server(.smtp))
     var user = a.value("user")
-    if user == nil { user = try await runtime.tokenService().details(account: name).identity }
+    if user == nil { user = try await runtime.tokenService().signedInIdentity(account: name) }
     guard let user else {
       throw HelperError(
         status: .signInRequired,
         description: "'\(name)' is not signed in, and the configuration names your address; run 'tokenbroker login \(name)' first, or pass --user ADDRESS")
     }
-    let program = GitHelperProgram.installed("tokenbroker", executable: runtime.context.executable, path: runtime.context.environment["PATH"])
+    let program = InstalledProgram.path(
+      of: "tokenbroker", executable: runtime.context.executable, path: runtime.context.environment["PATH"])
     let config = MailClientConfig(
       account: name, user: user, program: program ?? "tokenbroker", imap: imap, smtp: smtp, xoauth2Only: account.provider == .azure)
     runtime.context.writeOutput(config.render(client) ?? "")

@@ -48,6 +48,15 @@ extension TokenService {
       refreshTokenObtainedAt: record?.obtainedAt, refreshTokenExpiresOn: record?.expiresOn, accessTokens: held)
   }
 
+  /// The identity `account` signed in as (`preferred_username`, else `email`, else `oid`/`sub`,
+  /// recorded with the refresh token), or nil when it is not signed in. Reads the refresh-token
+  /// record alone, none of the access tokens (`details` reads them all).
+  /// - Throws: `ConfigError.unknownAccount`; `StoreError` (a locked store is never "not signed in").
+  public func signedInIdentity(account name: String) async throws -> String? {
+    _ = try config.requireAccount(name)
+    return try await loadRefreshRecord(name)?.identity
+  }
+
   /// The tenant `account` signed in to (Azure `tid`, recorded at sign-in), else its configured
   /// `tenant` when that is a GUID, else nil (not an azure account, or nothing to tell).
   /// - Throws: `ConfigError.unknownAccount`; `StoreError`.

@@ -42,9 +42,9 @@ struct GitHelperChain: Equatable {
   /// The helper values of tokenbroker's among `values` that name an absolute path git cannot run
   /// (missing, or not executable: an install moved or removed since `setup-git` wrote it).
   /// - Parameter runs: whether a file is there and executable (the file system's answer, by default).
-  static func unrunnableHelpers(_ values: [String], runs: (String) -> Bool = GitHelperProgram.runs) -> [String] {
+  static func unrunnableHelpers(_ values: [String], runs: (String) -> Bool = InstalledProgram.runs) -> [String] {
     values.filter { value in
-      guard isTokenbroker(value), !value.hasPrefix("!"), GitHelperProgram.isAbsolutePath(value) else { return false }
+      guard isTokenbroker(value), !value.hasPrefix("!"), InstalledProgram.isAbsolutePath(value) else { return false }
       let program = value.split(separator: " ").first.map(String.init) ?? value
       return !runs(program)
     }
@@ -52,7 +52,7 @@ struct GitHelperChain: Equatable {
 
   /// Where tokenbroker stands, and what each other helper means for its tokens: one line each.
   /// - Parameter runs: as for `unrunnableHelpers`.
-  func warnings(runs: (String) -> Bool = GitHelperProgram.runs) -> [String] {
+  func warnings(runs: (String) -> Bool = InstalledProgram.runs) -> [String] {
     guard let ours = helpers.firstIndex(where: GitHelperChain.isTokenbroker) else {
       return ["git does not ask tokenbroker for this URL; run 'tokenbroker setup-git'"]
     }
