@@ -51,7 +51,15 @@ struct ServiceFactory: Sendable {
     return AgentNoticeStore(base: store, socketPath: paths.agentSocket)
   }
 
-  /// The token service over `store()`, libcurl, the refresh lock and the discovery cache.
+  /// Where each account's state is kept (interface.md §8.1): files in the runtime directory,
+  /// beside the refresh locks; this process's memory without a usable one.
+  func accountStates() -> any AccountStates {
+    let directory = paths.runtimeDirectory
+    return (try? RuntimeDirectory.ensure(directory)) != nil ? AccountStateFile(runtimeDirectory: directory) : MemoryAccountStates()
+  }
+
+  /// The token service over `store()`, libcurl, the refresh lock, the account states and the
+  /// discovery cache.
   func tokenService() -> TokenService {
     let context = self.context
     // Refreshes of one account take turns across processes (`RefreshLockFile`, in the runtime
@@ -71,7 +79,7 @@ struct ServiceFactory: Sendable {
       diagnostics.isOn ? DiagnosedTransport(curl, diagnostics: diagnostics) : curl
     return TokenService(
       config: config, store: store(), transport: transport, time: SystemTime(), refreshLock: lock,
-      diagnostics: diagnostics,
+      accountStates: accountStates(), diagnostics: diagnostics,
       discoveryCache: LayeredDiscoveryCache(backing: DiscoveryFileCache(directory: paths.cacheDirectory)),
       warn: { context.say("warning: " + $0) })
   }

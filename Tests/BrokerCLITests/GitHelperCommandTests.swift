@@ -21,6 +21,17 @@ import Testing
     #expect(h.stdout.isEmpty)
   }
 
+  /// interface.md §4, §8.1: a host whose account needs signing in gets `quit=1` and nothing else
+  /// on stdout, so git neither asks the next helper nor prompts (its askpass) for a username.
+  @Test func anAccountThatIsNotSignedInMakesGitQuit() async throws {
+    let h = try CLIHarness(config: fileStoreConfig)
+    #expect(await h.run(["get"], input: "protocol=https\nhost=git.example.test\n\n") == 3)
+    #expect(h.stdout == "quit=1\n")
+    #expect(h.stderr == "tokenbroker: 'work' is not signed in; run 'tokenbroker login work'\n")
+    #expect(await h.run(["get"], input: "protocol=https\nhost=git.example.test\n\n", argv0: "git-credential-tokenbroker") == 3)
+    #expect(h.stdout == "quit=1\nquit=1\n")
+  }
+
   @Test func storeAcceptsAndKeepsNothing() async throws {
     let h = try CLIHarness(config: fileStoreConfig)
     #expect(await h.run(["store"], input: "protocol=https\nhost=git.example.test\nusername=u\npassword=p\n") == 0)

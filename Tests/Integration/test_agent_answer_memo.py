@@ -177,8 +177,9 @@ class SignInChangeTest(AnswerMemoCase):
         self.assertEqual(logout.wait(60), 0)
         for r in racing:
             self.assertIn(r.returncode, (0, 3), r.stderr)
-        for r in (self.twice("get", input=GIT_GET, code=3), self.twice("token", "get", "work", code=3)):
-            self.assertEqual(r.stdout, b"")
+        # git's helper answers only quit=1 (interface.md §4), token get nothing.
+        self.assertEqual(self.twice("get", input=GIT_GET, code=3).stdout, b"quit=1\n")
+        self.assertEqual(self.twice("token", "get", "work", code=3).stdout, b"")
         self.assertEqual(self.login_and_approve().returncode, 0)
         at3 = self.git_password(self.twice("get", input=GIT_GET))
         self.assertNotIn(at3, (at1, at2))
@@ -286,8 +287,9 @@ hosts = sp.example.test
         self.assertEqual(self.emu.validate_access_token(token)["aud"], self.emu.base_url)
         self.assertEqual(self.git_password(self.twice("get", input=site_get)), token)
         self.assertEqual(self.run_broker("logout", "work").returncode, 0)
-        for r in (self.twice("token", "get", "intranet", code=3), self.twice("get", input=site_get, code=3)):
-            self.assertEqual(r.stdout, b"")
+        for r, stdout in ((self.twice("token", "get", "intranet", code=3), b""),
+                          (self.twice("get", input=site_get, code=3), b"quit=1\n")):  # interface.md §4
+            self.assertEqual(r.stdout, stdout)
             self.assertIn(b"tokenbroker login work", r.stderr)
         self.assertEqual(self.login_and_approve().returncode, 0)
         again = self.twice("token", "get", "intranet").stdout.decode().strip()

@@ -149,18 +149,20 @@ class GitFillTest(GitTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(self.emu.validate_access_token(cred["password"]))
 
-    def test_not_signed_in_names_login_and_git_fails_cleanly(self):
-        """B12/B16 kin: a configured host whose account is not signed in: `get` prints nothing,
-        names `tokenbroker login work`, exit 3; git without prompts fails cleanly."""
+    def test_not_signed_in_names_login_and_git_quits(self):
+        """B12/B16 kin: a configured host whose account is not signed in: `get` prints only
+        `quit=1`, names `tokenbroker login work`, exit 3 (interface.md §4); git stops there, asking
+        neither the next helper nor the user."""
         g = self.run_broker("get", input=f"protocol=https\nhost={GIT_HOST}\n\n")
-        self.assert_refused(g, status=3)
-        self.assertIn(b"tokenbroker login work", g.stderr)
-        self.set_helpers("tokenbroker")
+        self.assertEqual((g.returncode, g.stdout), (3, b"quit=1\n"), g.stderr)
+        self.assertEqual(g.stderr, b"tokenbroker: 'work' is not signed in; run 'tokenbroker login work'\n")
+        self.set_helpers("tokenbroker", FALLBACK_HELPER)
         r, cred = self.fill()
-        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(r.returncode, 128, r.stderr)
         self.assertNotIn("password", cred)
         self.assertIn(b"tokenbroker login work", r.stderr)
-        self.assertIn(b"terminal prompts disabled", r.stderr)
+        self.assertIn(b"told us to quit", r.stderr)
+        self.assertNotIn(b"terminal prompts disabled", r.stderr)
         self.assertEqual(self.emu.requests(grant_type="refresh_token"), [])
 
 

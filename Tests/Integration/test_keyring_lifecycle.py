@@ -204,7 +204,7 @@ scopes = https://graph.microsoft.com/Mail.Read
         self.assertEqual(self.search("account", "work"), "")
         self.assertIn("account = home", self.search("account", "home"))
         g = self.run_broker("get", input=GIT_GET)
-        self.assertEqual((g.returncode, g.stdout), (3, b""))
+        self.assertEqual((g.returncode, g.stdout), (3, b"quit=1\n"))
         self.assertIn(b"tokenbroker login work", g.stderr)
         t = self.run_broker("token", "get", "work")
         self.assertEqual((t.returncode, t.stdout), (3, b""))

@@ -74,7 +74,7 @@ class VanishingItemTest(KeyringTestCase):
         self.bus.start_fake_secret_service("normal", seed=self.seed_refresh_tokens("RT-VANISHING-2"),
                                            vanish="search")
         r = self.run_broker("get", input=GIT_GET)
-        self.assertEqual((r.returncode, r.stdout), (3, b""), r.stderr)
+        self.assertEqual((r.returncode, r.stdout), (3, b"quit=1\n"), r.stderr)
         self.assertNotIn(b"Secret Service", r.stderr)
 
 

@@ -267,9 +267,9 @@ class LoginLockTest(FlowTestCase):
         # Non-interactive callers never start a flow either: they say "not signed in" at once.
         waiting = [self.run_broker("token", "get", "work", timeout=30),
                    self.run_broker("get", input=GIT_GET, timeout=30)]
-        for r in waiting:
+        for r, stdout in zip(waiting, (b"", b"quit=1\n")):  # git's helper: quit=1 (interface.md §4)
             self.assertEqual(r.returncode, 3, r.stderr)
-            self.assertEqual(r.stdout, b"")
+            self.assertEqual(r.stdout, stdout)
             self.assertIn(b"tokenbroker login work", r.stderr)
         self.assertEqual(self.device_codes_requested(), 1)
         self.emu.approve(dc["user_code"])

@@ -55,8 +55,10 @@ class RefreshFailureTest(FlowTestCase):
         self.assert_failed(again, 3)
         self.assertIn(LOGIN_HINT, again.stderr)
         git = self.run_broker("get", input=GIT_GET, timeout=30)
-        self.assert_failed(git, 3)
+        # git's helper answers only quit=1 (interface.md §4), so git does not prompt.
+        self.assertEqual((git.returncode, git.stdout), (3, b"quit=1\n"), git.stderr)
         self.assertIn(LOGIN_HINT, git.stderr)
+        self.assertEqual(len(git.stderr.splitlines()), 1, git.stderr)
         self.assertEqual(len(self.refresh_requests()), 1)
         self.assert_no_secret_leak(r, again, git)
 

@@ -42,13 +42,23 @@ enum GitHelperCommand {
     let challenges = request.values("wwwauth").flatMap(BearerChallenge.parse)
     try await checkTenant(challenges, match: match, target: target, runtime: runtime)
     let claims = challenges.lazy.compactMap(\.claims).first
-    let token =
-      if let claims {
-        try await runtime.accessToken(account: match.account.name, scopes: ScopeSet(match.scopes), claims: claims)
-      } else {
-        try await runtime.accessToken(
-          account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
-      }
+    let token: IssuedToken
+    do {
+      token =
+        if let claims {
+          try await runtime.accessToken(account: match.account.name, scopes: ScopeSet(match.scopes), claims: claims)
+        } else {
+          try await runtime.accessToken(
+            account: match.account.name, scopes: ScopeSet(match.scopes), minValid: nil, forceRefresh: false)
+        }
+    } catch let error as ProviderError {
+      // git would ask the next helper, then the user (its askpass: a password dialog per fetch
+      // in an IDE) for a host whose account is not signed in or needs signing in again: `quit=1`
+      // stops it (interface.md §4, §8.1). A step-up or a policy refusal of one resource leaves
+      // the account signed in, and git's answer as it was. The error's one line goes to stderr.
+      if case .signInRequired = error { runtime.context.writeOutput("quit=1\n") }
+      throw error
+    }
     var reply: [CredentialField] = []
     if request.values("capability").contains("authtype") && takesBearer(challenges, host: target.host) {
       reply = [

@@ -1,7 +1,8 @@
 import BrokerCore
 
 /// `tokenbroker logout ACCOUNT | --all`: deletes every item of the account (or of all accounts)
-/// from the store; the grant at the provider stays (interface.md §3). Then git's other credential
+/// from the store and records it `signed-out` (interface.md §8.1); the grant at the provider
+/// stays (interface.md §3). Then git's other credential
 /// helpers for the account's hosts are asked to forget the tokens it handed out (`GitForget`).
 enum LogoutCommand {
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
@@ -13,6 +14,8 @@ enum LogoutCommand {
       for account in (try? runtime.config().accounts) ?? [] { forget.append(await GitForget.collect(account: account.name, runtime: runtime)) }
       let keys = try await store.keys(account: nil)
       for key in keys { try await store.delete(key) }
+      let names = Set(keys.map(\.account) + ((try? runtime.config().accounts) ?? []).map(\.name))
+      for name in names.sorted() { try recordSignedOut(name, runtime: runtime) }
       for f in forget { await f.run(runtime: runtime) }
       runtime.context.say("signed out of every account (\(keys.count) items removed)")
       return .success
@@ -24,10 +27,17 @@ enum LogoutCommand {
     if removed == 0, let config = try? runtime.config(), config.account(named: name) == nil {
       throw config.unknownAccount(name)
     }
+    try recordSignedOut(name, runtime: runtime)
     await forget.run(runtime: runtime)
     runtime.context.say(
       removed == 0 ? "'\(name)' was not signed in; nothing to remove" : "signed out of '\(name)' (\(removed) items removed)")
     return .success
+  }
+
+  /// Records `account` as signed out by the user (interface.md §8.1: the same answer as any
+  /// account not signed in, and no notification). - Throws: `ConfigError`.
+  static func recordSignedOut(_ account: String, runtime: Runtime) throws {
+    try runtime.services().accountStates().record(.signedOut(since: SystemTime().now), account: account)
   }
 
   /// Deletes every item of `account` and checks that none is left. A call that was already under

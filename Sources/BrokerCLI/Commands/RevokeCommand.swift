@@ -17,6 +17,7 @@ enum RevokeCommand {
     let provider = report.host ?? account.provider.rawValue
     let forget = await GitForget.collect(account: name, runtime: runtime)
     _ = try await LogoutCommand.signOut(name, store: runtime.store())
+    try LogoutCommand.recordSignedOut(name, runtime: runtime)
     await forget.run(runtime: runtime)
     let say = runtime.context.say
     if let failure = report.failure {

@@ -155,7 +155,7 @@ extension TokenService {
     guard let record = try await loadRefreshRecord(name) else {
       diagnostics.note("dropping the cached access tokens of '\(name)': it is no longer signed in")
       try? await dropAccessTokens(account: name)
-      throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
+      throw signInNeeded(name)
     }
     warnIfSignInEndsSoon(record, account: account)
     let handed = cached.credential(kind) ?? (cached.accessToken, cached.expiresOn, cached.lifetime)
@@ -184,9 +184,7 @@ extension TokenService {
     var attempts = 0
     while true {
       attempts += 1
-      guard let record = try await loadRefreshRecord(name) else {
-        throw ProviderError.signInRequired(account: name, reason: ProviderError.notSignedIn)
-      }
+      guard let record = try await loadRefreshRecord(name) else { throw signInNeeded(name) }
       // Before the grant is spent: a rotated token the store cannot take would be lost.
       try await store.preflightWrite(for: .refreshToken(name))
       let (grant, used) = try await refreshHandlingRejection(
@@ -250,7 +248,8 @@ extension TokenService {
   }
 
   /// Refreshes with `record`; on `invalid_grant` follows interface.md §6: reload the item; if it
-  /// still holds the rejected token, delete it and the account's access tokens; if another process
+  /// still holds the rejected token, record that the account needs signing in (interface.md
+  /// §8.1), delete it and the account's access tokens; if another process
   /// stored a newer one meanwhile, try once more with that.
   /// - Returns: the grant and the record whose token earned it.
   func refreshHandlingRejection(
@@ -270,6 +269,8 @@ extension TokenService {
       } catch let rejected as RefreshTokenRejected {
         guard let stored = try await loadRefreshRecord(account.name) else { throw rejected.providerError }
         if stored.refreshToken == current.refreshToken {
+          let limit = timeLimitReason(current, account: account)
+          recordSignInNeeded(account: account.name, reason: limit == nil ? .rejected : .expired, detail: limit ?? rejected.reason)
           diagnostics.note(
             "deleting the refresh token of '\(account.name)' and its cached access tokens: the provider rejected that very token")
           try await store.delete(.refreshToken(account.name))
@@ -278,9 +279,7 @@ extension TokenService {
           } catch {
             warn("could not drop the cached access tokens of '\(account.name)' (\(error))")
           }
-          if let reason = timeLimitReason(current, account: account) {
-            throw ProviderError.signInRequired(account: account.name, reason: reason)
-          }
+          if let limit { throw ProviderError.signInRequired(account: account.name, reason: limit) }
           throw rejected.providerError
         }
         guard triesLeft > 0 else { throw rejected.providerError }
@@ -298,9 +297,7 @@ extension TokenService {
   ///   bug-cases.md B20: the old sign-in is never written back and its access token never handed out).
   func storeRotated(_ grant: TokenGrant, previous: RefreshTokenRecord, account: AccountConfig) async throws -> String? {
     let identity = previous.identity ?? grant.identity?.display
-    guard let stored = try await loadRefreshRecord(account.name) else {
-      throw ProviderError.signInRequired(account: account.name, reason: ProviderError.notSignedIn)
-    }
+    guard let stored = try await loadRefreshRecord(account.name) else { throw signInNeeded(account.name) }
     if stored.refreshToken != previous.refreshToken {
       if stored.identity != previous.identity || stored.objectID != previous.objectID || stored.clientID != previous.clientID {
         throw SignInChanged()

@@ -2,7 +2,7 @@ import BrokerCore
 
 extension TokenService {
   /// `logout` (interface.md §3): deletes every item of `account` (refresh token, access tokens,
-  /// cookies) and nothing of any other account. Works for an account no longer in the config as
+  /// cookies) and nothing of any other account, and records it `signed-out` (interface.md §8.1). Works for an account no longer in the config as
   /// long as it has items.
   /// - Returns: how many items were deleted.
   /// - Throws: `ConfigError.unknownAccount` when the account is neither configured nor stored;
@@ -12,6 +12,7 @@ extension TokenService {
     if keys.isEmpty, config.account(named: name) == nil { throw config.unknownAccount(name) }
     for key in keys { try await store.delete(key) }
     refreshLock.setHold(nil, account: name)
+    recordSignedOut(account: name)
     return keys.count
   }
 

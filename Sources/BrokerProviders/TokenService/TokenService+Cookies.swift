@@ -28,7 +28,7 @@ extension TokenService {
     // Cookies never outlive the sign-in they came from (bug-cases.md B20).
     guard try await loadRefreshRecord(via.name) != nil else {
       try? await store.delete(ItemKey(account: account.name, kind: .cookies))
-      throw ProviderError.signInRequired(account: via.name, reason: ProviderError.notSignedIn)
+      throw signInNeeded(via.name)
     }
     if !forceRefresh, let record = try await loadCookieRecord(account.name), time.now < record.expiresOn {
       return IssuedCookies(account: account.name, site: site.origin, cookies: record.cookies, expiresOn: record.expiresOn)

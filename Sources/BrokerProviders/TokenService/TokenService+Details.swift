@@ -16,6 +16,8 @@ public struct AccountDetails: Sendable {
   public var account: AccountConfig
   /// A refresh token is stored.
   public var signedIn: Bool
+  /// The account's state (interface.md §8.1): `signed-in` exactly when `signedIn`.
+  public var state: AccountState
   /// The signed-in identity, or nil.
   public var identity: String?
   /// The tenant id recorded at sign-in (Azure `tid`), or nil.
@@ -43,8 +45,11 @@ extension TokenService {
       held.append(HeldAccessToken(scopes: r.scopes.sorted(), expiresOn: r.expiresOn, accessToken: r.accessToken))
     }
     held.sort { $0.expiresOn < $1.expiresOn }
+    let state =
+      record != nil
+      ? AccountState.signedIn : AccountState.withoutRefreshToken(recorded: accountStates.recorded(account: name), now: time.now)
     return AccountDetails(
-      account: account, signedIn: record != nil, identity: record?.identity, tenant: record?.tenant,
+      account: account, signedIn: record != nil, state: state, identity: record?.identity, tenant: record?.tenant,
       refreshTokenObtainedAt: record?.obtainedAt, refreshTokenExpiresOn: record?.expiresOn, accessTokens: held)
   }
 

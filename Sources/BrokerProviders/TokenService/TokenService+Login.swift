@@ -81,6 +81,7 @@ extension TokenService {
       expiresOn: grant.refreshTokenExpiresOn ?? (kept == nil ? nil : previous?.expiresOn))
     let key = ItemKey.refreshToken(name)
     try await store.save(key, label: label(key, account), secret: record.encoded())
+    accountStates.record(.signedIn, account: name)
     warnIfSignInIsShort(record, account: account)
     refreshLock.setHold(nil, account: name)  // a new sign-in starts without an old throttle's hold
     try await dropAccessTokens(account: name)

@@ -18,23 +18,26 @@ public struct TokenService: Sendable {
   let transport: (any HTTPTransport)?
   /// Held around each account's "re-read, refresh, store".
   let refreshLock: any RefreshLock
+  /// What each account needs of its user when it is not signed in (interface.md §8.1).
+  let accountStates: any AccountStates
   /// `--verbose` lines: cache hits and misses, why a refresh or deletion happens.
   public let diagnostics: Diagnostics
 
   /// - Parameter warn: receives one-line warnings (never a secret), e.g. an access token that could
   ///   not be cached.
   ///   `refreshLock`: serialises refreshes of one account across processes (`RefreshLockFile`).
+  ///   `accountStates`: where each account's state is kept (`AccountStateFile`).
   ///   `discoveryCache`: discovery documents of `oidc` accounts (memory, then disk).
   public init(
     config: BrokerConfig, store: any SecretStore, transport: any HTTPTransport, time: any TimeSource,
-    refreshLock: any RefreshLock = NoRefreshLock(), diagnostics: Diagnostics = .off,
-    discoveryCache: any DiscoveryCache = MemoryDiscoveryCache.shared,
+    refreshLock: any RefreshLock = NoRefreshLock(), accountStates: any AccountStates = MemoryAccountStates(),
+    diagnostics: Diagnostics = .off, discoveryCache: any DiscoveryCache = MemoryDiscoveryCache.shared,
     warn: @escaping @Sendable (String) -> Void
   ) {
     let settings = config.settings
     self.init(
       config: config, store: store, time: time, warn: warn, transport: transport, refreshLock: refreshLock,
-      diagnostics: diagnostics,
+      accountStates: accountStates, diagnostics: diagnostics,
       makeProvider: {
         try Providers.make(for: $0, settings: settings, transport: transport, time: time, discoveryCache: discoveryCache)
       })
@@ -45,10 +48,12 @@ public struct TokenService: Sendable {
   public init(
     config: BrokerConfig, store: any SecretStore, time: any TimeSource, warn: @escaping @Sendable (String) -> Void,
     transport: (any HTTPTransport)? = nil, refreshLock: any RefreshLock = NoRefreshLock(),
-    diagnostics: Diagnostics = .off, makeProvider: @escaping @Sendable (AccountConfig) throws -> any OAuthProvider
+    accountStates: any AccountStates = MemoryAccountStates(), diagnostics: Diagnostics = .off,
+    makeProvider: @escaping @Sendable (AccountConfig) throws -> any OAuthProvider
   ) {
     self.diagnostics = diagnostics
     self.refreshLock = refreshLock
+    self.accountStates = accountStates
     self.config = config
     self.store = store
     self.time = time

@@ -14,10 +14,13 @@ actor RecordingStore: SecretStore {
 
   /// Runs before every save (e.g. a clock that moves while the keyring writes).
   private var beforeSave: (@Sendable () -> Void)?
+  /// Runs before every delete.
+  private var beforeDelete: (@Sendable () -> Void)?
 
   func failSaves(of kind: ItemKind, times: Int = .max) { failingSaves[kind] = times }
   func failPreflight(with error: StoreError) { preflightError = error }
   func whenSaving(_ body: @escaping @Sendable () -> Void) { beforeSave = body }
+  func whenDeleting(_ body: @escaping @Sendable () -> Void) { beforeDelete = body }
 
   func load(_ key: ItemKey) async throws -> Secret? {
     log.append("load \(key)")
@@ -36,6 +39,7 @@ actor RecordingStore: SecretStore {
 
   func delete(_ key: ItemKey) async throws {
     log.append("delete \(key)")
+    beforeDelete?()
     try await inner.delete(key)
   }
 

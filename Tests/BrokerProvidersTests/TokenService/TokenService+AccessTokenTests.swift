@@ -179,8 +179,13 @@ import Testing
         == "sign-in needed for 'work': the refresh token was rejected (invalid_grant, AADSTS50173: it was revoked or its session ended); run 'tokenbroker login work'")
     #expect(try await h.store.refreshRecord() == nil)
     #expect(try await h.store.allKeys() == [.refreshToken("home")])
-    // The next call does not send the dead token again.
-    await #expect(throws: ProviderError.signInRequired(account: "work", reason: "not signed in")) { try await h.get() }
+    // The next call does not send the dead token again, and says what happened when (interface.md §8.1).
+    let at = LocalTime.hoursMinutes(Fixtures.start)
+    await #expect(
+      throws: ProviderError.signInRequired(
+        account: "work",
+        reason: "the refresh token was rejected (invalid_grant, AADSTS50173: it was revoked or its session ended) at \(at)")
+    ) { try await h.get() }
     #expect(h.transport.requests.count == 1)
   }
 

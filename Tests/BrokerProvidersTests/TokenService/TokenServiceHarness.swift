@@ -9,6 +9,7 @@ struct Harness {
   let time = FakeTime(now: Fixtures.start)
   let warnings = Warnings()
   let transport: FakeTransport
+  let states = MemoryAccountStates()
   let service: TokenService
   let scopes = ScopeSet([Fixtures.graph])
 
@@ -24,7 +25,7 @@ struct Harness {
     self.transport = transport
     let warnings = self.warnings
     service = TokenService(
-      config: config, store: store, transport: transport, time: time, refreshLock: refreshLock,
+      config: config, store: store, transport: transport, time: time, refreshLock: refreshLock, accountStates: states,
       diagnostics: diagnostics, warn: { warnings.add($0) })
   }
 

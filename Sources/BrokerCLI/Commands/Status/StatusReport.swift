@@ -40,6 +40,15 @@ struct StatusReport: Encodable {
     var name, provider: String
     /// nil when the store could not be read.
     @Null var signed_in: Bool? = nil
+    /// interface.md §8.1: `signed-in`, `signed-out`, `sign-in-needed`, `sign-in-pending` or
+    /// `cooldown`; nil when the store could not be read.
+    @Null var state: String? = nil
+    /// Unix seconds since the account has been signed out or needed signing in, where known.
+    @Null var state_since: Int64? = nil
+    /// Why it needs signing in: `rejected`, `revoked`, `expired` or `never-signed-in`.
+    @Null var state_reason: String? = nil
+    /// Unix seconds when a `cooldown` ends.
+    @Null var state_until: Int64? = nil
     @Null var identity: String? = nil
     @Null var tenant: String? = nil
     @Null var refresh_token_obtained_at: Int64? = nil
@@ -52,6 +61,14 @@ struct StatusReport: Encodable {
       name = d.account.name
       provider = d.account.provider.rawValue
       signed_in = d.signedIn
+      state = d.state.name
+      switch d.state {
+      case .signedOut(let since): state_since = since
+      default:
+        state_since = d.state.need?.since
+        state_reason = d.state.need?.reason.rawValue
+      }
+      if case .cooldown(_, let until) = d.state { state_until = until }
       identity = d.identity
       tenant = d.tenant ?? (d.account.provider == .azure ? d.account.tenant : nil)
       refresh_token_obtained_at = d.refreshTokenObtainedAt
@@ -142,7 +159,16 @@ struct StatusReport: Encodable {
         for t in a.access_tokens {
           lines.append("  access token [\(t.scopes.joined(separator: " "))]: \(t.seconds_left) s left (until \(RFC3339.utc(t.expires_on)))")
         }
-      case false?: lines.append("  not signed in: run 'tokenbroker login \(a.name)'")
+      case false?:
+        // A sign-in that died says how and since when (interface.md §8.1); one never made or
+        // ended by the user is just not signed in.
+        if let state = a.state, let reason = a.state_reason, reason != SignInReason.neverSignedIn.rawValue {
+          let since = a.state_since.map { " since \(RFC3339.utc($0))" } ?? ""
+          let until = a.state_until.map { ", quiet until \(RFC3339.utc($0))" } ?? ""
+          lines.append("  \(state) (\(reason))\(since)\(until): run 'tokenbroker login \(a.name)'")
+        } else {
+          lines.append("  not signed in: run 'tokenbroker login \(a.name)'")
+        }
       case nil: lines.append("  unknown: the store could not be read")
       }
     }

@@ -1,0 +1,155 @@
+"""When a sign-in dies under background callers (interface.md §8.1, §4 `quit=1`): the provider
+emulator kills the grant, and every non-interactive caller is answered at once with one line that
+says so; git's helper also answers `quit=1`, so real git neither prompts (its askpass, a password
+dialog per fetch in an IDE) nor asks the next helper; no browser is ever opened by such a call.
+The account's state is kept in the runtime directory and shown by `status --json`.
+"""
+import json
+import os
+import stat
+import subprocess
+import time
+import unittest
+
+from agent_flows import GIT_GET, AgentTestCase
+from harness import TOKENBROKER
+
+CALLERS = 20
+# A "does not hang" bound per caller, generous: make check runs four test files at once on 2 cores.
+ANSWER_BOUND = 30
+LINE_START = "tokenbroker: sign-in needed for 'work': the refresh token was rejected (invalid_grant"
+
+
+class SignInNeededTest(AgentTestCase):
+    emulator_options = {"device_code_interval": 1}
+
+    def setUp(self):
+        super().setUp()
+        # A browser and an askpass that only log: neither may ever run.
+        self.launches = os.path.join(self.tmp, "launches.log")
+        self.browser = self.logging_program("browser", "echo browser \"$@\" >> '%s'" % self.launches)
+        self.askpass = self.logging_program("askpass", "echo askpass \"$1\" >> '%s'; echo guessed" % self.launches)
+        self.gitconfig = os.path.join(self.tmp, "gitconfig")
+        subprocess.run(["git", "config", "--file", self.gitconfig, "--add", "credential.helper", ""], check=True)
+        subprocess.run(["git", "config", "--file", self.gitconfig, "--add", "credential.helper", TOKENBROKER],
+                       check=True)
+        self.rt = self.signed_in_with_expired_token()
+        self.assertEqual(self.emu.revoke(self.rt), 1)
+        self.device_codes = self.device_codes_requested()
+
+    def logging_program(self, name, line):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n%s\n" % line)
+        os.chmod(path, stat.S_IRWXU)
+        return path
+
+    def caller_env(self, **overrides):
+        """A background caller's environment: a display and a browser it could open, git's askpass,
+        no terminal prompt."""
+        return self.env(DISPLAY=":99", BROWSER=self.browser, TOKENBROKER_BROWSER=self.browser,
+                        GIT_CONFIG_GLOBAL=self.gitconfig, GIT_CONFIG_NOSYSTEM="1", GIT_ASKPASS=self.askpass,
+                        SSH_ASKPASS=None, GIT_TERMINAL_PROMPT="0", **overrides)
+
+    def launched(self):
+        try:
+            with open(self.launches) as f:
+                return f.read().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def run_callers(self, argv, count, input=b"", env=None):
+        """Starts `count` copies of `argv` at once, each in a session of its own (no terminal), and
+        returns [(CompletedProcess, seconds until it ended)]."""
+        procs = []
+        for _ in range(count):
+            started = time.monotonic()
+            p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=env or self.caller_env(), cwd=self.tmp, start_new_session=True)
+            procs.append((p, started))
+        for p, _ in procs:
+            try:
+                p.stdin.write(input)
+                p.stdin.close()
+            except BrokenPipeError:
+                pass
+            p.stdin = None  # closed: communicate() only reads
+        results = []
+        for p, started in procs:
+            try:
+                out, err = p.communicate(timeout=max(1, started + ANSWER_BOUND + 30 - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+            results.append((subprocess.CompletedProcess(p.args, p.returncode, out, err), time.monotonic() - started))
+        return results
+
+    def status(self):
+        r = self.run_broker("status", "work", "--json")
+        self.assertEqual(r.returncode, 3, r.stderr)
+        return json.loads(r.stdout)["accounts"][0]
+
+    def test_twenty_background_git_fills_quit_at_once_and_never_prompt(self):
+        results = self.run_callers(["git", "credential", "fill"], CALLERS, input=GIT_GET.encode())
+        slowest = max(seconds for _, seconds in results)
+        for r, seconds in results:
+            self.assertLess(seconds, ANSWER_BOUND, r.stderr)
+            # git stops at quit=1 ("told us to quit") with tokenbroker's one line before it.
+            self.assertEqual(r.returncode, 128, r.stderr)
+            self.assertEqual(r.stdout, b"")
+            lines = r.stderr.decode().splitlines()
+            self.assertEqual(len(lines), 2, lines)
+            self.assertTrue(lines[0].startswith(LINE_START), lines)
+            self.assertTrue(lines[0].endswith("; run 'tokenbroker login work'"), lines)
+            self.assertIn("told us to quit", lines[1])
+        self.assertEqual(self.launched(), [], "no askpass and no browser")
+        # One refresh met the dead grant; nothing else was sent, and no sign-in was started.
+        self.assertEqual(len(self.refresh_requests()), 1)
+        self.assertEqual(self.device_codes_requested(), self.device_codes)
+        self.assertIsNone(self.stored_refresh_token())
+        account = self.status()
+        self.assertEqual((account["state"], account["state_reason"]), ("sign-in-needed", "rejected"))
+        self.assertLessEqual(abs(account["state_since"] - time.time()), 120)
+        self.assert_no_secret_leak(*(r for r, _ in results))
+        print("\n%d git fills answered, the slowest in %.2f s" % (CALLERS, slowest))
+
+    def test_token_get_and_docker_are_answered_with_the_same_line(self):
+        """The first caller meets the dead grant; the later ones are answered from the recorded
+        state (with the time it died), by the agent and without it alike."""
+        first = self.run_broker("token", "get", "work", env=self.caller_env())
+        self.assertEqual((first.returncode, first.stdout), (3, b""), first.stderr)
+        self.assertTrue(first.stderr.decode().startswith(LINE_START), first.stderr)
+        for env in (self.caller_env(), self.caller_env(TOKENBROKER_CONFIG=self.config_path)):
+            r = self.run_broker("token", "get", "work", env=env)
+            self.assertEqual((r.returncode, r.stdout), (3, b""), r.stderr)
+            line, = r.stderr.decode().splitlines()
+            self.assertRegex(line, r"^%s.*\) at \d\d:\d\d; run 'tokenbroker login work'$" % LINE_START.replace("(", r"\("))
+            docker = self.run_broker("get", input=b"https://git.example.test\n", env=env,
+                                     argv0="docker-credential-tokenbroker")
+            self.assertEqual(docker.returncode, 3, docker.stderr)
+            self.assertTrue(docker.stdout.decode().startswith("credentials not found in native keychain (tokenbroker: "
+                                                              "sign-in needed for 'work'"), docker.stdout)
+        self.assertEqual(len(self.refresh_requests()), 1)
+        self.assertEqual(self.launched(), [])
+
+    def test_logout_is_signed_out_and_login_signs_in(self):
+        r = self.run_broker("token", "get", "work")
+        self.assertEqual(r.returncode, 3, r.stderr)
+        r = self.run_broker("logout", "work")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        account = self.status()
+        self.assertEqual((account["state"], account["state_reason"]), ("signed-out", None))
+        r = self.run_broker("token", "get", "work")
+        self.assertEqual(r.stderr, b"tokenbroker: 'work' is not signed in; run 'tokenbroker login work'\n")
+        r = self.login_and_approve()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.run_broker("status", "work", "--json")
+        self.assertEqual(json.loads(r.stdout)["accounts"][0]["state"], "signed-in")
+        fill = subprocess.run(["git", "credential", "fill"], input=GIT_GET.encode(), capture_output=True,
+                              env=self.caller_env(), timeout=60, start_new_session=True)
+        self.assertEqual(fill.returncode, 0, fill.stderr)
+        self.assertIn(b"password=", fill.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
