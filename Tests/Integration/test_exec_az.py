@@ -68,24 +68,7 @@ class ARMHandler(http.server.BaseHTTPRequestHandler):
 class AzureCLITest(ExecTestCase):
 
     def test_az_login_identity_then_get_access_token_for_graph(self):
-        az = az_cli()
-        self.emu.configure(azure_jwt_access_tokens=True)
-        self.signed_in()
-        arm = FakeARM(self.emu)
-        self.addCleanup(arm.server_close)
-        self.addCleanup(arm.shutdown)
-        config = os.path.join(self.tmp, "azure-config")
-        env = self.env(AZURE_CONFIG_DIR=config, REQUESTS_CA_BUNDLE=self.ca_file, AZURE_CORE_COLLECT_TELEMETRY="false",
-                       AZURE_CORE_SURVEY_MESSAGE="false", AZURE_CORE_ONLY_SHOW_ERRORS="true",
-                       PATH=os.path.dirname(az) + ":" + os.environ["PATH"])
-        for args in (["cloud", "register", "--name", "TokenbrokerTest", "--skip-endpoint-discovery",
-                      "--endpoint-resource-manager", arm.url,
-                      "--endpoint-active-directory", self.emu.base_url,
-                      "--endpoint-active-directory-resource-id", ARM_RESOURCE,
-                      "--endpoint-active-directory-graph-resource-id", "https://graph.windows.net/"],
-                     ["cloud", "set", "--name", "TokenbrokerTest"]):
-            r = self.run_cmd([az] + args, env)
-            self.assertEqual(r.returncode, 0, r.stderr)
+        az, arm, config, env = self.az_with_test_cloud()
         script = ("az login --identity --output json; echo '=='; "
                   "az account get-access-token --resource https://graph.microsoft.com --output json")
         r = self.sh(script, env=env, timeout=300)
@@ -105,12 +88,9 @@ class AzureCLITest(ExecTestCase):
     def run_cmd(self, argv, env):
         return subprocess.run(argv, env=env, capture_output=True, timeout=300)
 
-    def test_Y19_az_login_identity_under_exec_leaves_the_users_az_profile_alone(self):
-        """`az login --identity` writes the identity as az's default user into its profile. Under
-        exec it writes a private copy of the user's az settings (`AZURE_CONFIG_DIR`: `config` and
-        `clouds.config`, so the registered cloud is still the current one), removed when COMMAND
-        ends: the user's own files are byte for byte as before, and a plain `az account show`
-        afterwards still shows the user's own account."""
+    def az_with_test_cloud(self):
+        """Signed in, with az's cloud `TokenbrokerTest` registered and current: its Azure AD is the
+        emulator, its Resource Manager a FakeARM. Returns (az, arm, AZURE_CONFIG_DIR, env)."""
         az = az_cli()
         self.emu.configure(azure_jwt_access_tokens=True)
         self.signed_in()
@@ -129,6 +109,15 @@ class AzureCLITest(ExecTestCase):
                      ["cloud", "set", "--name", "TokenbrokerTest"]):
             r = self.run_cmd([az] + args, env)
             self.assertEqual(r.returncode, 0, r.stderr)
+        return az, arm, config, env
+
+    def test_Y19_az_login_identity_under_exec_leaves_the_users_az_profile_alone(self):
+        """`az login --identity` writes the identity as az's default user into its profile. Under
+        exec it writes a private copy of the user's az settings (`AZURE_CONFIG_DIR`: `config` and
+        `clouds.config`, so the registered cloud is still the current one), removed when COMMAND
+        ends: the user's own files are byte for byte as before, and a plain `az account show`
+        afterwards still shows the user's own account."""
+        az, arm, config, env = self.az_with_test_cloud()
         # The user's own sign-in, as `az login` records it.
         tenant = self.emu.options.tenant_id
         with open(os.path.join(config, "azureProfile.json"), "w") as f:
