@@ -27,33 +27,39 @@ let package = Package(
     // The front's process start: argc and argv from glibc's `.init_array` call, for CommandLine.
     .target(name: "CFrontStart"),
 
+    // Glibc only: the one home of small system mechanisms (errno and its text, the EINTR retry,
+    // writing a whole buffer) that every layer, the front too, uses.
+    .target(name: "BrokerBasics", swiftSettings: strict),
     // Stdlib and Glibc only: the key=value codec shared by the git helper and the agent.
-    .target(name: "BrokerWire", swiftSettings: strict),
+    .target(name: "BrokerWire", dependencies: ["BrokerBasics"], swiftSettings: strict),
     // Models, policies and the protocols every adapter implements. No C, no I/O.
     .target(name: "BrokerCore", dependencies: ["BrokerWire"], swiftSettings: strict),
 
     // Adapters: each owns exactly one outside system.
     .target(
-      name: "BrokerHTTP", dependencies: ["BrokerCore", "CBrokerShims", "CLibcurl"],
+      name: "BrokerHTTP", dependencies: ["BrokerBasics", "BrokerCore", "CBrokerShims", "CLibcurl"],
       swiftSettings: strict),
     .target(
-      name: "BrokerStore", dependencies: ["BrokerCore", "BrokerWire", "CBrokerShims", "CLibsecret", "CLibsodium"],
+      name: "BrokerStore", dependencies: ["BrokerBasics", "BrokerCore", "BrokerWire", "CBrokerShims", "CLibsecret", "CLibsodium"],
       swiftSettings: strict),
     .target(name: "BrokerProviders", dependencies: ["BrokerCore"], swiftSettings: strict),
     .target(
-      name: "BrokerSystem", dependencies: ["BrokerCore", "BrokerWire", "CBrokerShims", "CLibqrencode"], swiftSettings: strict),
+      name: "BrokerSystem", dependencies: ["BrokerBasics", "BrokerCore", "BrokerWire", "CBrokerShims", "CLibqrencode"], swiftSettings: strict),
     // The resident agent: socket server, peer check, in-memory token cache, single-flight refresh,
     // and what it does with each request; a command's argv is run through one function the CLI gives.
     .target(
       name: "BrokerAgent",
-      dependencies: ["BrokerCore", "BrokerWire", "BrokerProviders", "BrokerStore", "BrokerSystem", "CBrokerShims"],
+      dependencies: [
+        "BrokerBasics", "BrokerCore", "BrokerWire", "BrokerProviders", "BrokerStore", "BrokerSystem", "CBrokerShims",
+      ],
       swiftSettings: strict),
 
     // The full program as a library, and its three-line executable.
     .target(
       name: "BrokerCLI",
       dependencies: [
-        "BrokerCore", "BrokerWire", "BrokerHTTP", "BrokerStore", "BrokerProviders", "BrokerSystem", "BrokerAgent",
+        "BrokerBasics", "BrokerCore", "BrokerWire", "BrokerHTTP", "BrokerStore", "BrokerProviders", "BrokerSystem",
+        "BrokerAgent",
       ],
       swiftSettings: strict),
     .executableTarget(name: "tokenbroker-core", dependencies: ["BrokerCLI"], swiftSettings: strict),
@@ -64,7 +70,7 @@ let package = Package(
     // lld with scripts/front-order.txt (scripts/front-order writes it) lays the code and data a
     // warm call touches on few pages: fewer page faults per call. A stale list costs speed only.
     .executableTarget(
-      name: "tokenbroker", dependencies: ["BrokerWire", "CFrontStart"], swiftSettings: strict,
+      name: "tokenbroker", dependencies: ["BrokerBasics", "BrokerWire", "CFrontStart"], swiftSettings: strict,
       linkerSettings: [
         .unsafeFlags([
           "-static-executable", "-use-ld=lld",
@@ -76,6 +82,7 @@ let package = Package(
     // Fakes shared by the unit tests.
     .target(name: "BrokerTestSupport", dependencies: ["BrokerCore"], swiftSettings: strict),
 
+    .testTarget(name: "BrokerBasicsTests", dependencies: ["BrokerBasics"], swiftSettings: strict),
     .testTarget(name: "BrokerWireTests", dependencies: ["BrokerWire", "CBrokerShims"], swiftSettings: strict),
     .testTarget(
       name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerTestSupport"], swiftSettings: strict),

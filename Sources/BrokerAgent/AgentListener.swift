@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerWire
 import Glibc
 
@@ -85,13 +86,13 @@ public final class AgentListener: Sendable {
   /// Opens `path` and takes an exclusive `flock`, retrying for `wait` seconds; writes our pid.
   static func takeLock(_ path: String, wait: Double) throws(AgentSetupError) -> Int32 {
     let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else { throw .call(what: "open the lock file", path: path, reason: String(cString: strerror(errno))) }
+    guard fd >= 0 else { throw .call(what: "open the lock file", path: path, reason: Errno.current.description) }
     let deadline = MonotonicClock.milliseconds + Int(wait * 1000)
     while flock(fd, LOCK_EX | LOCK_NB) != 0 {
       let error = errno
       guard error == EWOULDBLOCK || error == EINTR else {
         Glibc.close(fd)
-        throw .call(what: "lock", path: path, reason: String(cString: strerror(error)))
+        throw .call(what: "lock", path: path, reason: Errno(error).description)
       }
       if MonotonicClock.milliseconds >= deadline {
         Glibc.close(fd)
@@ -118,9 +119,9 @@ public final class AgentListener: Sendable {
       raw[bytes.count] = 0
     }
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-    guard fd >= 0 else { throw .call(what: "create a socket for", path: path, reason: String(cString: strerror(errno))) }
+    guard fd >= 0 else { throw .call(what: "create a socket for", path: path, reason: Errno.current.description) }
     if unlink(path) != 0 && errno != ENOENT {
-      let reason = String(cString: strerror(errno))
+      let reason = Errno.current.description
       Glibc.close(fd)
       throw .call(what: "remove the stale socket", path: path, reason: reason)
     }
@@ -132,7 +133,7 @@ public final class AgentListener: Sendable {
       }
     }
     guard rc == 0, chmod(path, 0o600) == 0, listen(fd, 512) == 0 else {
-      let reason = String(cString: strerror(errno))
+      let reason = Errno.current.description
       Glibc.close(fd)
       throw .call(what: "listen on", path: path, reason: reason)
     }

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerSystem
 import BrokerWire
@@ -144,7 +145,7 @@ public final class AgentServer: Sendable {
       loop.discard(connection)
       return
     case .failed(let error):
-      log("dropped a connection from pid \(connection.peer): \(String(cString: strerror(error)))")
+      log("dropped a connection from pid \(connection.peer): \(Errno(error).description)")
       loop.discard(connection)
       return
     }

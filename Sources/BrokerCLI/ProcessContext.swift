@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerAgent
 import BrokerCore
 import Glibc
@@ -77,8 +78,7 @@ func readAll(fd: Int32, limit: Int, endsAtEmptyLine: Bool = false) -> [UInt8]? {
   var out: [UInt8] = []
   var chunk = [UInt8](repeating: 0, count: 65536)
   while true {
-    let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-    if n < 0 && errno == EINTR { continue }
+    let n = retryingOnInterrupt { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
     if n <= 0 { break }
     out.append(contentsOf: chunk[0..<n])
     if out.count > limit { return nil }
@@ -88,12 +88,5 @@ func readAll(fd: Int32, limit: Int, endsAtEmptyLine: Bool = false) -> [UInt8]? {
 }
 
 func writeAll(fd: Int32, _ text: String) {
-  let bytes = Array(text.utf8)
-  var offset = 0
-  while offset < bytes.count {
-    let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-    if n < 0 && errno == EINTR { continue }
-    if n <= 0 { return }
-    offset += n
-  }
+  _ = BrokerBasics.writeAll(fd, Array(text.utf8))
 }

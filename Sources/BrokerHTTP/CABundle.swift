@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import Glibc
 
@@ -48,20 +49,17 @@ enum CABundle {
   /// descriptor (`fstat`), never by path first.
   static func readFile(_ path: String) -> Result<[UInt8], ReadFailure> {
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
-    guard fd >= 0 else { return .failure(ReadFailure(text: String(cString: strerror(errno)))) }
+    guard fd >= 0 else { return .failure(ReadFailure(text: Errno.current.description)) }
     defer { close(fd) }
     var info = stat()
-    guard fstat(fd, &info) == 0 else { return .failure(ReadFailure(text: String(cString: strerror(errno)))) }
+    guard fstat(fd, &info) == 0 else { return .failure(ReadFailure(text: Errno.current.description)) }
     guard (info.st_mode & S_IFMT) == S_IFREG else { return .failure(ReadFailure(text: "not a regular file")) }
     guard info.st_size <= maxFileBytes else { return .failure(ReadFailure(text: "larger than 8 MiB")) }
     var out: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     while true {
-      let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if n < 0 {
-        if errno == EINTR { continue }
-        return .failure(ReadFailure(text: String(cString: strerror(errno))))
-      }
+      let n = retryingOnInterrupt { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+      if n < 0 { return .failure(ReadFailure(text: Errno.current.description)) }
       if n == 0 { return .success(out) }
       out += chunk[0..<n]
       if out.count > maxFileBytes { return .failure(ReadFailure(text: "larger than 8 MiB")) }

@@ -1,3 +1,4 @@
+import BrokerBasics
 import Glibc
 
 /// The Azure CLI config directory `tokenbroker exec` gives COMMAND (`AZURE_CONFIG_DIR`) when it
@@ -28,7 +29,7 @@ public struct AzureConfigOverlay: Sendable {
     var template = Array((runtimeDirectory + "/azure-XXXXXX").utf8CString)
     guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
       throw SystemError.call(
-        what: "create an Azure CLI config directory in", path: runtimeDirectory, reason: String(cString: strerror(errno)))
+        what: "create an Azure CLI config directory in", path: runtimeDirectory, reason: Errno.current.description)
     }
     let overlay = AzureConfigOverlay(directory: String(cString: made))
     let source =

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerWire
 import Glibc
@@ -43,7 +44,7 @@ public enum BrowserLauncher {
     for command in candidates where !command.isEmpty {
       let rc = spawn(arguments(command, url: url), environment: environment)
       if rc == 0 { return command[0] }
-      lastError = .call(what: "start the browser", path: command[0], reason: String(cString: strerror(rc)))
+      lastError = .call(what: "start the browser", path: command[0], reason: Errno(rc).description)
     }
     throw lastError
   }

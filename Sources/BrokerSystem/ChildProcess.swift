@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerWire
 import CBrokerShims
@@ -48,7 +49,7 @@ public final class ChildProcess: Sendable {
     let name = String(decoding: program, as: UTF8.self)
     var fds: [Int32] = [-1, -1]
     guard cbroker_pipe_cloexec_nonblock(&fds) == 0 else {
-      throw ChildStartError(status: 126, message: "'\(name)': \(String(cString: strerror(errno)))")
+      throw ChildStartError(status: 126, message: "'\(name)': \(Errno.current.description)")
     }
     // Handlers before the child exists, so neither its exit nor a signal can be missed.
     _ = relayed.withUnsafeBufferPointer { cbroker_relay_signals(fds[1], $0.baseAddress, Int32($0.count)) }
@@ -60,10 +61,10 @@ public final class ChildProcess: Sendable {
       case .failure(let e) where e.code == EACCES && !program.contains(UInt8(ascii: "/")):
         denied = e.code
         continue
-      case .failure(let e): try fail(fds, 126, "'\(name)': \(String(cString: strerror(e.code)))")
+      case .failure(let e): try fail(fds, 126, "'\(name)': \(Errno(e.code).description)")
       }
     }
-    if let denied { try fail(fds, 126, "'\(name)': \(String(cString: strerror(denied)))") }
+    if let denied { try fail(fds, 126, "'\(name)': \(Errno(denied).description)") }
     try fail(fds, 127, "'\(name)': No such file or directory")
   }
 
@@ -98,11 +99,11 @@ public final class ChildProcess: Sendable {
       }
       while true {
         var status: Int32 = 0
-        let r = waitpid(pid, &status, WNOHANG)
+        let r = retryingOnInterrupt { waitpid(pid, &status, WNOHANG) }
         if r == pid {
           return status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
         }
-        if r < 0 && errno != EINTR { return .exited(1) }
+        if r < 0 { return .exited(1) }
         var p = pollfd(fd: relay.read, events: Int16(POLLIN), revents: 0)
         _ = poll(&p, 1, 1000)  // SIGCHLD wakes it; the timeout is a safety net
         var bytes = [UInt8](repeating: 0, count: 64)

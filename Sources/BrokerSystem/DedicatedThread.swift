@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import Glibc
 
@@ -31,7 +32,7 @@ public enum DedicatedThread {
       }, raw)
     guard rc == 0 else {
       Unmanaged<ThreadJob>.fromOpaque(raw).release()
-      throw .call(what: "start a thread for", path: purpose, reason: String(cString: strerror(rc)))
+      throw .call(what: "start a thread for", path: purpose, reason: Errno(rc).description)
     }
     pthread_detach(thread)
   }

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerWire
 import Glibc
 
@@ -30,7 +31,7 @@ public struct GcloudConfigOverlay: Sendable {
   {
     var template = Array((runtimeDirectory + "/gcloud-XXXXXX").utf8CString)
     guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-      throw SystemError.call(what: "create a gcloud config directory in", path: runtimeDirectory, reason: String(cString: strerror(errno)))
+      throw SystemError.call(what: "create a gcloud config directory in", path: runtimeDirectory, reason: Errno.current.description)
     }
     let overlay = GcloudConfigOverlay(directory: String(cString: made))
     let source =

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerWire
 import Glibc
@@ -56,7 +57,7 @@ enum LockFiles {
     var pause = 0.001
     while flock(fd, operation | LOCK_NB) != 0 {
       guard errno == EWOULDBLOCK || errno == EINTR else {
-        throw SystemError.call(what: "lock", path: path, reason: String(cString: strerror(errno)))
+        throw SystemError.call(what: "lock", path: path, reason: Errno.current.description)
       }
       guard MonotonicClock.seconds < deadline else { return false }
       try await Task.sleep(for: .milliseconds(Int64(pause * 1000)))
@@ -68,7 +69,7 @@ enum LockFiles {
   /// Opens (creating 0600, never through a symbolic link) a lock file. - Throws: `SystemError.call`.
   static func open(_ path: String) throws -> Int32 {
     guard let fd = try openUnlessNoDirectory(path) else {
-      throw SystemError.call(what: "open the lock file", path: path, reason: String(cString: strerror(ENOENT)))
+      throw SystemError.call(what: "open the lock file", path: path, reason: Errno(ENOENT).description)
     }
     return fd
   }
@@ -79,7 +80,7 @@ enum LockFiles {
     guard fd >= 0 else {
       let error = errno
       if error == ENOENT { return nil }
-      throw SystemError.call(what: "open the lock file", path: path, reason: String(cString: strerror(error)))
+      throw SystemError.call(what: "open the lock file", path: path, reason: Errno(error).description)
     }
     return fd
   }

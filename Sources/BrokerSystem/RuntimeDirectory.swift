@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerWire
 import Glibc
@@ -46,7 +47,7 @@ public enum RuntimeDirectory {
     case nil: return
     case let problem? where problem.isUnsafe: throw SystemError.unsafeDirectory(path: path, problem: problem.description)
     case .cannotCreate(let code)?:
-      throw SystemError.call(what: "create the directory", path: path, reason: String(cString: strerror(code)))
+      throw SystemError.call(what: "create the directory", path: path, reason: Errno(code).description)
     case let problem?: throw SystemError.call(what: "inspect", path: path, reason: problem.description)
     }
   }
@@ -67,7 +68,7 @@ public final class LoginLock: Sendable {
     let fd = try LockFiles.open(path)
     if flock(fd, LOCK_EX | LOCK_NB) != 0 {
       let busy = errno == EWOULDBLOCK
-      let reason = String(cString: strerror(errno))
+      let reason = Errno.current.description
       close(fd)
       if busy { throw SystemError.loginInProgress(account: account) }
       throw SystemError.call(what: "lock", path: path, reason: reason)

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import Glibc
 
@@ -39,13 +40,12 @@ public final class TerminalLines: Sendable {
     while true {
       var fds = [pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0)]
       if inputOpen { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
-      let ready = poll(&fds, nfds_t(fds.count), -1)
-      if ready < 0 && errno == EINTR { continue }
+      let ready = retryingOnInterrupt { poll(&fds, nfds_t(fds.count), -1) }
       if ready < 0 || fds[0].revents != 0 { throw CancellationError() }
       guard inputOpen, fds[1].revents != 0 else { continue }
       var chunk = [UInt8](repeating: 0, count: 4096)
-      let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-      if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+      let n = retryingOnInterrupt { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
+      if n < 0 && errno == EAGAIN { continue }
       if n <= 0 {
         inputOpen = false
         continue

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import CBrokerShims
 import Glibc
@@ -18,7 +19,7 @@ final class WakePipe: Sendable {
   init(for purpose: String = "the sign-in") throws(SystemError) {
     var fds: [Int32] = [-1, -1]
     guard cbroker_pipe_cloexec_nonblock(&fds) == 0 else {
-      throw SystemError.call(what: "create a pipe for", path: purpose, reason: String(cString: strerror(errno)))
+      throw SystemError.call(what: "create a pipe for", path: purpose, reason: Errno.current.description)
     }
     readEnd = fds[0]
     writeEnd = fds[1]

@@ -1,3 +1,4 @@
+import BrokerBasics
 import Glibc
 
 /// The client side of the agent socket: connect, send one request, read the reply (Glibc only,
@@ -52,12 +53,11 @@ public enum AgentClient {
       fd = moved
     }
     let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
-    var rc: Int32
-    repeat {
-      rc = withUnsafePointer(to: &address) {
+    let rc = retryingOnInterrupt {
+      withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
       }
-    } while rc != 0 && errno == EINTR
+    }
     if rc == 0 {
       if serverUID(fd) == getuid() { return .connected(fd) }
       close(fd)
@@ -79,11 +79,12 @@ public enum AgentClient {
     if timeoutMilliseconds <= 0 { return .timedOut }  // no time at all: nothing is sent
     var offset = 0
     while offset < request.count {
-      let n = request.withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+      let n = retryingOnInterrupt {
+        request.withUnsafeBytes {
+          Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        }
       }
       if n < 0 {
-        if errno == EINTR { continue }
         if errno == EAGAIN {
           guard wait(fd, for: Int16(POLLOUT), until: deadline) else { return .timedOut }
           continue
@@ -103,10 +104,12 @@ public enum AgentClient {
           guard let events = waitEvents(fd, for: Int16(POLLIN), until: deadline) else { return .timedOut }
           hungUp = events & Int16(POLLHUP) != 0
         }
-        let n = recv(fd, chunk.baseAddress, chunk.count, Int32(MSG_DONTWAIT))
+        let n = retryingOnInterrupt { recv(fd, chunk.baseAddress, chunk.count, Int32(MSG_DONTWAIT)) }
         if n < 0 {
-          if errno == EAGAIN { hungUp = false }  // never a busy loop: poll again
-          if errno == EINTR || errno == EAGAIN { continue }
+          if errno == EAGAIN {
+            hungUp = false  // never a busy loop: poll again
+            continue
+          }
           if errno == ECONNRESET && reply.isEmpty { return .closed }
           return .failed(errno)
         }
@@ -154,6 +157,7 @@ public enum AgentClient {
       var p = pollfd(fd: fd, events: events, revents: 0)
       let rc = poll(&p, 1, Int32(min(left, Int(Int32.max))))
       if rc > 0 { return p.revents }
+      // EINTR: wait again, for what is left until the deadline.
       if rc < 0 && errno != EINTR { return Int16(POLLERR) }
     }
   }

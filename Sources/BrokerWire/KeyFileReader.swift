@@ -1,3 +1,4 @@
+import BrokerBasics
 import Glibc
 
 /// The smallest GKeyFile reader that answers one question fast: the value of one key of one group,
@@ -76,8 +77,7 @@ public enum KeyFileReader {
     var pending: [UInt8] = []  // the start of a line that the next chunk ends
     return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8192) { chunk -> Bool in
       while true {
-        let n = read(fd, chunk.baseAddress, chunk.count)
-        if n < 0 && errno == EINTR { continue }
+        let n = retryingOnInterrupt { read(fd, chunk.baseAddress, chunk.count) }
         if n < 0 { return false }
         if n == 0 { break }
         pending.append(contentsOf: UnsafeBufferPointer(rebasing: chunk[0..<n]))
@@ -103,8 +103,7 @@ public enum KeyFileReader {
     // A stack buffer, not a zeroed array: the agent reads its config on every request.
     return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8192) { chunk -> [UInt8]? in
       while out.count < limit {
-        let n = read(fd, chunk.baseAddress, min(chunk.count, limit - out.count))
-        if n < 0 && errno == EINTR { continue }
+        let n = retryingOnInterrupt { read(fd, chunk.baseAddress, min(chunk.count, limit - out.count)) }
         if n < 0 { return nil }
         if n == 0 { break }
         out.append(contentsOf: chunk[0..<n])

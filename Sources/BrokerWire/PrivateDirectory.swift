@@ -1,3 +1,4 @@
+import BrokerBasics
 import Glibc
 
 /// The one check of a directory that holds the user's sockets and locks (interface.md §2): the
@@ -20,7 +21,7 @@ public enum PrivateDirectory {
     /// `not a directory`, `owned by uid N`, `mode 750 lets others in`, or strerror's text.
     public var description: String {
       switch self {
-      case .cannotCreate(let code), .cannotInspect(let code): return String(cString: strerror(code))
+      case .cannotCreate(let code), .cannotInspect(let code): return Errno(code).description
       case .notADirectory: return "not a directory"
       case .owner(let uid): return "owned by uid \(uid)"
       case .mode(let mode): return "mode \(String(mode, radix: 8)) lets others in"

@@ -1,3 +1,4 @@
+import BrokerBasics
 import Glibc
 
 /// How every child process of tokenbroker is started: `posix_spawn` (never `fork()`: a Swift
@@ -121,9 +122,7 @@ public struct Spawn: Sendable {
   ///   when `pid` is no child of ours.
   public static func wait(_ pid: pid_t) -> Int32? {
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-      if errno != EINTR { return nil }
-    }
+    if retryingOnInterrupt({ waitpid(pid, &status, 0) }) < 0 { return nil }
     return exitCode(status)
   }
 

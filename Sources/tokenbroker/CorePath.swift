@@ -1,3 +1,4 @@
+import BrokerBasics
 import Glibc
 
 /// Runs the full program in place of this process.
@@ -31,7 +32,7 @@ enum Core {
       exit(1)
     }
     execv(path, CommandLine.unsafeArgv)
-    let reason = String(cString: strerror(errno))
+    let reason = Errno.current.description
     FileDescriptor.error("tokenbroker: cannot run \(path) (\(reason)); reinstall tokenbroker (make install)\n")
     exit(1)
   }
@@ -64,12 +65,6 @@ struct FileDescriptor {
   }
 
   func write(_ bytes: [UInt8]) {
-    var offset = 0
-    while offset < bytes.count {
-      let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 { return }
-      offset += n
-    }
+    _ = writeAll(fd, bytes)
   }
 }

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerWire
 import Glibc
 
@@ -11,7 +12,7 @@ enum ForwardedAgent {
     case .connected(let fd): return fd
     case .absent: fail(endpoint, "does not answer (no socket there, or nothing listens on it)")
     case .failed(let error) where error == EPERM: fail(endpoint, "belongs to another user")
-    case .failed(let error): fail(endpoint, "cannot be reached (\(String(cString: strerror(error))))")
+    case .failed(let error): fail(endpoint, "cannot be reached (\(Errno(error).description))")
     }
   }
 

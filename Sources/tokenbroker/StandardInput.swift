@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerWire
 import Glibc
 
@@ -23,8 +24,7 @@ struct StandardInput {
       while bytes.count <= Self.limit {
         // Never past `limit + 1` bytes, however the input arrives (short reads from a pipe).
         let want = min(chunk.count, Self.limit + 1 - bytes.count)
-        let n = Glibc.read(0, chunk.baseAddress, want)
-        if n < 0 && errno == EINTR { continue }
+        let n = retryingOnInterrupt { Glibc.read(0, chunk.baseAddress, want) }
         if n <= 0 {
           complete = true
           return
@@ -40,19 +40,13 @@ struct StandardInput {
   /// - Returns: nil on success, else what failed (fd 0 is then unchanged).
   func replay() -> String? {
     var fds: [Int32] = [-1, -1]
-    guard pipe(&fds) == 0 else { return "cannot create a pipe (\(String(cString: strerror(errno))))" }
+    guard pipe(&fds) == 0 else { return "cannot create a pipe (\(Errno.current.description))" }
     let (readEnd, writeEnd) = (fds[0], fds[1])
     _ = fcntl(writeEnd, F_SETFL, fcntl(writeEnd, F_GETFL) | O_NONBLOCK)
-    var offset = 0
-    while offset < bytes.count {
-      let n = bytes.withUnsafeBytes { write(writeEnd, $0.baseAddress! + offset, $0.count - offset) }
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 {
-        close(readEnd)
-        close(writeEnd)
-        return "cannot hand standard input on to tokenbroker-core (the pipe is full)"
-      }
-      offset += n
+    if writeAll(writeEnd, bytes) != nil {
+      close(readEnd)
+      close(writeEnd)
+      return "cannot hand standard input on to tokenbroker-core (the pipe is full)"
     }
     if !complete, let problem = copyRest(into: writeEnd) {
       close(readEnd)
@@ -60,7 +54,7 @@ struct StandardInput {
       return problem
     }
     close(writeEnd)
-    guard dup2(readEnd, 0) == 0 else { return "cannot hand standard input on (\(String(cString: strerror(errno))))" }
+    guard dup2(readEnd, 0) == 0 else { return "cannot hand standard input on (\(Errno.current.description))" }
     close(readEnd)
     return nil
   }
@@ -73,7 +67,7 @@ struct StandardInput {
     let cat = access("/bin/cat", X_OK) == 0 ? "/bin/cat" : "/usr/bin/cat"
     let copier = Spawn(stdout: .descriptor(pipe), stderr: .null, closesOthers: true)
     if case .failure(let failure) = copier.start(cat, arguments: ["cat"], environment: nil) {
-      return "cannot start \(cat) to hand on standard input (\(String(cString: strerror(failure.code))))"
+      return "cannot start \(cat) to hand on standard input (\(Errno(failure.code).description))"
     }
     return nil
   }

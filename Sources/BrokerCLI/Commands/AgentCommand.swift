@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerWire
 import Glibc
@@ -70,7 +71,7 @@ enum AgentCommand {
       let file = explicitConfig(runtime)
       if !file.isEmpty { argv += ["--config", file] }
       guard AgentLauncher.spawn(executable: argv[0], arguments: argv + ["agent", "run"]) != nil else {
-        let reason = String(cString: strerror(errno))
+        let reason = Errno.current.description
         throw HelperError(status: .failure, description: "cannot start the agent (\(reason)); reinstall tokenbroker")
       }
       for _ in 0..<100 where reply == nil {

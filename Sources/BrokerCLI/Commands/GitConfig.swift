@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerWire
 import Dispatch
@@ -122,7 +123,7 @@ struct GitConfig {
     case .success(let child): pid = child
     case .failure(let failure):
       throw HelperError(
-        status: .failure, description: "cannot run git (\(String(cString: strerror(failure.code)))); install git or put it on PATH")
+        status: .failure, description: "cannot run git (\(Errno(failure.code).description)); install git or put it on PATH")
     }
     let stdout = readAll(fd: out[0], limit: 1 << 20) ?? []
     let stderr = readAll(fd: err[0], limit: 1 << 20) ?? []

@@ -1,3 +1,4 @@
+import BrokerBasics
 internal import BrokerCore
 internal import BrokerWire
 internal import CLibsecret
@@ -37,7 +38,7 @@ final class GKeyFileHandle {
     switch errno {
     case ENOENT: return .missing
     case EINVAL: return .failed("Not a regular file")
-    default: return .failed(String(cString: strerror(errno)))
+    default: return .failed(Errno.current.description)
     }
   }
 

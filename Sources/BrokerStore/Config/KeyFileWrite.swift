@@ -1,3 +1,4 @@
+import BrokerBasics
 internal import CLibsecret
 internal import Glibc
 
@@ -42,7 +43,7 @@ enum KeyFileWrite {
     for part in parts {
       prefix += "/" + part
       if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-        throw ConfigEditError.unwritable(file: file, detail: "cannot create \(prefix): \(String(cString: strerror(errno)))")
+        throw ConfigEditError.unwritable(file: file, detail: "cannot create \(prefix): \(Errno.current.description)")
       }
     }
   }

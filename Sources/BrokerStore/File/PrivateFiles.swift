@@ -1,3 +1,4 @@
+import BrokerBasics
 internal import BrokerCore
 internal import Glibc
 
@@ -9,7 +10,7 @@ struct PrivateFiles {
   let reportPath: String
 
   private func failure(_ detail: String) -> StoreError { .file(path: reportPath, detail: detail) }
-  private func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+  private func errnoText(_ code: Int32 = errno) -> String { Errno(code).description }
 
   /// Creates `directory` (and missing parents) with mode 0700, then checks it.
   func ensureDirectory(_ directory: String) throws(StoreError) {
@@ -19,7 +20,7 @@ struct PrivateFiles {
       var st = stat()
       if stat(prefix, &st) == 0 { continue }
       if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-        throw failure("cannot create the directory \(prefix): \(errnoText())")
+        throw failure("cannot create the directory \(prefix): \(Errno.current)")
       }
     }
     _ = try checkDirectory(directory)
@@ -31,7 +32,7 @@ struct PrivateFiles {
     var st = stat()
     if stat(directory, &st) != 0 {
       if errno == ENOENT { return false }
-      throw failure("cannot examine the directory \(directory): \(errnoText())")
+      throw failure("cannot examine the directory \(directory): \(Errno.current)")
     }
     guard st.st_mode & S_IFMT == S_IFDIR else { throw failure("\(directory) is not a directory") }
     try checkOwner(st, directory)
@@ -50,7 +51,7 @@ struct PrivateFiles {
   /// Checks an open file: a regular file owned by the user, mode without group/other bits.
   private func checkFile(_ fd: Int32, _ path: String) throws(StoreError) {
     var st = stat()
-    guard fstat(fd, &st) == 0 else { throw failure("cannot examine \(path): \(errnoText())") }
+    guard fstat(fd, &st) == 0 else { throw failure("cannot examine \(path): \(Errno.current)") }
     guard st.st_mode & S_IFMT == S_IFREG else { throw failure("\(path) is not a regular file") }
     try checkOwner(st, path)
     if st.st_mode & 0o077 != 0 {
@@ -64,7 +65,7 @@ struct PrivateFiles {
     let code = errno
     if code == ENOENT { return nil }
     if code == ELOOP { throw failure("\(path) is a symbolic link; replace it with a regular file") }
-    throw failure("cannot open \(path): \(errnoText(code))")
+    throw failure("cannot open \(path): \(Errno(code))")
   }
 
   /// True when something is at `path` (a dangling link counts; ENOENT is the only "no").
@@ -81,12 +82,9 @@ struct PrivateFiles {
     var content: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
-      let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+      let n = retryingOnInterrupt { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } }
       if n == 0 { break }
-      if n < 0 {
-        if errno == EINTR { continue }
-        throw failure("cannot read \(path): \(errnoText())")
-      }
+      if n < 0 { throw failure("cannot read \(path): \(Errno.current)") }
       content += chunk[0..<n]
     }
     return content
@@ -97,25 +95,19 @@ struct PrivateFiles {
   func writeAtomically(_ path: String, directory: String, bytes: [UInt8]) throws(StoreError) {
     var template = Array((directory + "/.tokens.XXXXXX").utf8CString)
     let fd = template.withUnsafeMutableBufferPointer { $0.baseAddress.map { mkstemp($0) } ?? -1 }
-    guard fd >= 0 else { throw failure("cannot create a temporary file in \(directory): \(errnoText())") }
+    guard fd >= 0 else { throw failure("cannot create a temporary file in \(directory): \(Errno.current)") }
     let temp = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     var ok = false
     defer { if !ok { unlink(temp) } }
-    var written = 0
-    while written < bytes.count {
-      let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress?.advanced(by: written), $0.count - written) }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else {
-        close(fd)
-        throw failure("cannot write \(temp): \(errnoText())")
-      }
-      written += n
+    if let error = writeAll(fd, bytes) {
+      close(fd)
+      throw failure("cannot write \(temp): \(error)")
     }
     let synced = fchmod(fd, 0o600) == 0 && fsync(fd) == 0
     let code = errno
     close(fd)
-    guard synced else { throw failure("cannot write \(temp): \(errnoText(code))") }
-    guard rename(temp, path) == 0 else { throw failure("cannot replace \(path): \(errnoText())") }
+    guard synced else { throw failure("cannot write \(temp): \(Errno(code))") }
+    guard rename(temp, path) == 0 else { throw failure("cannot replace \(path): \(Errno.current)") }
     ok = true
     let dirfd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if dirfd >= 0 {
@@ -134,7 +126,7 @@ struct PrivateFiles {
     try checkFile(fd, lockPath)
     var waited = 0.0
     while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      guard errno == EWOULDBLOCK || errno == EINTR else { throw failure("cannot lock \(lockPath): \(errnoText())") }
+      guard errno == EWOULDBLOCK || errno == EINTR else { throw failure("cannot lock \(lockPath): \(Errno.current)") }
       guard waited < timeout else {
         throw failure("another process has held \(lockPath) for \(Int(timeout)) s; try again")
       }

@@ -1,3 +1,4 @@
+import BrokerBasics
 import CBrokerShims
 import Glibc
 
@@ -56,10 +57,7 @@ enum TCPSocketDiag {
     }
     guard sent == message.count else { return nil }
     var reply = [UInt8](repeating: 0, count: 8192)
-    var n: Int
-    repeat {
-      n = reply.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-    } while n < 0 && errno == EINTR
+    let n = retryingOnInterrupt { reply.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }
     guard n >= headerSize + MemoryLayout<inet_diag_msg>.size else { return nil }
     return reply.withUnsafeBytes { raw -> UInt32? in
       let answer = raw.loadUnaligned(as: nlmsghdr.self)

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 // The socket types (SOCK_STREAM, SOCK_CLOEXEC, ...) come through CBrokerShims since its header
 // includes linux/netlink.h for sock_diag: without this import the release build (whole module)
@@ -95,7 +96,7 @@ enum LoopbackSockets {
   }
 
   private static func failure(_ what: String, port: Int, code: Int32) -> SystemError {
-    let reason = String(cString: strerror(code))
+    let reason = Errno(code).description
     let remedy =
       port == 0
       ? "check that the loopback interface is up"

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerWire
 import Glibc
@@ -19,10 +20,9 @@ extension PollServer {
     // A stack buffer, not a zeroed 16 KiB array per call.
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16384) { chunk in
       while !ended && error == nil && received.count <= limit {
-        let n = recv(fd, chunk.baseAddress, chunk.count, 0)
+        let n = retryingOnInterrupt { recv(fd, chunk.baseAddress, chunk.count, 0) }
         if n > 0 { received.append(contentsOf: chunk[0..<n]); continue }
         if n == 0 { ended = true }
-        else if errno == EINTR { continue }
         else if errno == EAGAIN || errno == EWOULDBLOCK { break }
         else { error = errno }
       }

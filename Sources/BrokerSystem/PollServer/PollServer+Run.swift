@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerWire
 import CBrokerShims
@@ -107,7 +108,7 @@ extension PollServer {
           options.log("refused a connection on \(options.purpose): out of descriptors")
           continue
         }
-        options.log("accept failed on \(options.purpose) (\(String(cString: strerror(error))))")
+        options.log("accept failed on \(options.purpose) (\(Errno(error).description))")
         return false
       }
       guard let peer = options.admit(fd, listener) else {

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import BrokerWire
 import CBrokerShims  // MSG_NOSIGNAL: sys/socket.h may be owned by this module, not Glibc
@@ -225,11 +226,10 @@ public final class PollServer: Sendable {
   static func send(_ fd: Int32, _ bytes: [UInt8], from offset: Int) -> SendOutcome {
     var offset = offset
     while offset < bytes.count {
-      let n = bytes.withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+      let n = retryingOnInterrupt {
+        bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
       }
       if n > 0 { offset += n; continue }
-      if n < 0 && errno == EINTR { continue }
       if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .partial(offset) }
       return .done
     }

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerCore
 import Glibc
 
@@ -32,8 +33,7 @@ public enum SecretLine {
     var byte: UInt8 = 0
     var any = false
     while true {
-      let n = Glibc.read(fd, &byte, 1)
-      if n < 0 && errno == EINTR { continue }
+      let n = retryingOnInterrupt { Glibc.read(fd, &byte, 1) }
       guard n == 1 else { break }
       any = true
       if byte == 0x0A { break }
