@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerWire
 import Glibc
 import Synchronization
@@ -37,14 +38,7 @@ enum KeyValueFile {
     let temporary = path + ".\(getpid()).\(n).tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
     guard fd >= 0 else { return false }
-    var done = 0
-    while done < bytes.count {
-      let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else { break }
-      done += written
-    }
-    let synced = done == bytes.count && fsync(fd) == 0
+    let synced = writeAll(fd, bytes) == nil && fsync(fd) == 0
     close(fd)
     guard synced, rename(temporary, path) == 0 else {
       unlink(temporary)
