@@ -85,20 +85,20 @@ public final class AgentListener: Sendable {
 
   /// Opens `path` and takes an exclusive `flock`, retrying for `wait` seconds; writes our pid.
   static func takeLock(_ path: String, wait: Double) throws(AgentSetupError) -> Int32 {
-    let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else { throw .call(what: "open the lock file", path: path, reason: Errno.current.description) }
+    let fd: Int32
+    switch FileLock.open(path) {
+    case .success(let opened): fd = opened
+    case .failure(let error): throw .call(what: "open the lock file", path: path, reason: error.description)
+    }
     let deadline = MonotonicClock.milliseconds + Int(wait * 1000)
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      let error = errno
-      guard error == EWOULDBLOCK || error == EINTR else {
-        Glibc.close(fd)
-        throw .call(what: "lock", path: path, reason: Errno(error).description)
-      }
-      if MonotonicClock.milliseconds >= deadline {
-        Glibc.close(fd)
-        throw .alreadyRunning(socket: String(path.dropLast(".lock".count)))
-      }
-      usleep(50_000)
+    switch FileLock.wait(fd, maxPause: 50, keepWaiting: { MonotonicClock.milliseconds < deadline }) {
+    case .locked: break
+    case .busy:
+      Glibc.close(fd)
+      throw .alreadyRunning(socket: String(path.dropLast(".lock".count)))
+    case .failed(let error):
+      Glibc.close(fd)
+      throw .call(what: "lock", path: path, reason: error.description)
     }
     let pid = Array("\(getpid())\n".utf8)
     _ = ftruncate(fd, 0)

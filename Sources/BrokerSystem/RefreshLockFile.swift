@@ -54,16 +54,17 @@ enum LockFiles {
   /// apart, so no thread ever blocks. - Returns: false when `deadline` (`MonotonicClock.seconds`) passed
   /// first. - Throws: `SystemError.call` when `flock` fails otherwise; `CancellationError`.
   static func take(_ fd: Int32, _ operation: Int32, path: String, until deadline: Double) async throws -> Bool {
-    var pause = 0.001
-    while flock(fd, operation | LOCK_NB) != 0 {
-      guard errno == EWOULDBLOCK || errno == EINTR else {
-        throw SystemError.call(what: "lock", path: path, reason: Errno.current.description)
+    var pause = 1
+    while true {
+      switch FileLock.attempt(fd, shared: operation == LOCK_SH) {
+      case .locked: return true
+      case .failed(let error): throw SystemError.call(what: "lock", path: path, reason: error.description)
+      case .busy:
+        guard MonotonicClock.seconds < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(pause))
+        pause = min(pause * 2, 20)
       }
-      guard MonotonicClock.seconds < deadline else { return false }
-      try await Task.sleep(for: .milliseconds(Int64(pause * 1000)))
-      pause = min(pause * 2, 0.02)
     }
-    return true
   }
 
   /// Opens (creating 0600, never through a symbolic link) a lock file. - Throws: `SystemError.call`.
@@ -76,12 +77,10 @@ enum LockFiles {
 
   /// As `open`, but nil when the directory does not exist.
   static func openUnlessNoDirectory(_ path: String) throws -> Int32? {
-    let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else {
-      let error = errno
-      if error == ENOENT { return nil }
-      throw SystemError.call(what: "open the lock file", path: path, reason: Errno(error).description)
+    switch FileLock.open(path) {
+    case .success(let fd): return fd
+    case .failure(let error) where error.code == ENOENT: return nil
+    case .failure(let error): throw SystemError.call(what: "open the lock file", path: path, reason: error.description)
     }
-    return fd
   }
 }

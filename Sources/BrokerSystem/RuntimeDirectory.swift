@@ -66,12 +66,14 @@ public final class LoginLock: Sendable {
     try RuntimeDirectory.ensure(runtimeDirectory)
     let path = LockFiles.path(runtimeDirectory, prefix: "login-", account: account)
     let fd = try LockFiles.open(path)
-    if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      let busy = errno == EWOULDBLOCK
-      let reason = Errno.current.description
+    switch FileLock.attempt(fd) {
+    case .locked: break
+    case .busy:
       close(fd)
-      if busy { throw SystemError.loginInProgress(account: account) }
-      throw SystemError.call(what: "lock", path: path, reason: reason)
+      throw SystemError.loginInProgress(account: account)
+    case .failed(let error):
+      close(fd)
+      throw SystemError.call(what: "lock", path: path, reason: error.description)
     }
     self.fd = fd
   }

@@ -1,3 +1,4 @@
+import BrokerBasics
 import BrokerWire
 import Glibc
 
@@ -26,13 +27,13 @@ enum AgentStarter {
     case .absent: guard mayStart(), endpoint.prepareDirectory() == nil else { return nil }
     }
     let core = Core.path
-    let lock = open(endpoint.spawnLockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    let lock = (try? FileLock.open(endpoint.spawnLockPath).get()) ?? -1
     defer { if lock >= 0 { close(lock) } }
     let deadline = MonotonicClock.milliseconds + startBound
     var started: pid_t?
     var pause = 1
     while true {
-      if started == nil, lock < 0 || flock(lock, LOCK_EX | LOCK_NB) == 0 {
+      if started == nil, lock < 0 || FileLock.attempt(lock) == .locked {
         if case .connected(let fd) = AgentClient.connect(to: endpoint.socketPath) { return fd }
         guard let pid = AgentLauncher.spawn(executable: core, arguments: [core, "agent", "run"]) else { return nil }
         started = pid

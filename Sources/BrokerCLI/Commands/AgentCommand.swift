@@ -101,7 +101,7 @@ enum AgentCommand {
     for _ in 0..<200 {
       let fd = open(endpoint.lockPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
       if fd < 0 { break }
-      let free = flock(fd, LOCK_SH | LOCK_NB) == 0
+      let free = FileLock.attempt(fd, shared: true) == .locked
       close(fd)
       if free { break }
       try? await Task.sleep(for: .milliseconds(50))

@@ -1,4 +1,5 @@
 import BrokerBasics
+internal import BrokerWire
 internal import BrokerCore
 internal import Glibc
 
@@ -124,15 +125,11 @@ struct PrivateFiles {
     }
     defer { close(fd) }  // closing releases the lock
     try checkFile(fd, lockPath)
-    var waited = 0.0
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      guard errno == EWOULDBLOCK || errno == EINTR else { throw failure("cannot lock \(lockPath): \(Errno.current)") }
-      guard waited < timeout else {
-        throw failure("another process has held \(lockPath) for \(Int(timeout)) s; try again")
-      }
-      usleep(10_000)
-      waited += 0.01
+    let deadline = MonotonicClock.seconds + timeout
+    switch FileLock.wait(fd, maxPause: 10, keepWaiting: { MonotonicClock.seconds < deadline }) {
+    case .locked: return try body()
+    case .busy: throw failure("another process has held \(lockPath) for \(Int(timeout)) s; try again")
+    case .failed(let error): throw failure("cannot lock \(lockPath): \(error)")
     }
-    return try body()
   }
 }

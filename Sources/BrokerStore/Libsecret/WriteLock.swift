@@ -1,3 +1,4 @@
+import BrokerBasics
 internal import Glibc
 
 /// An exclusive `flock` on a file that every tokenbroker process takes around one `save` (create,
@@ -12,14 +13,10 @@ final class WriteLock {
   /// writes without it (the read-back still checks the store; the operation's deadline still
   /// bounds it).
   init?(path: String, keepWaiting: () -> Bool) {
-    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-    guard fd >= 0 else { return nil }
-    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-      guard errno == EWOULDBLOCK || errno == EINTR, keepWaiting() else {
-        close(fd)
-        return nil
-      }
-      usleep(5_000)
+    guard let fd = try? FileLock.open(path).get() else { return nil }
+    guard FileLock.wait(fd, maxPause: 5, keepWaiting: keepWaiting) == .locked else {
+      close(fd)
+      return nil
     }
     self.fd = fd
   }
