@@ -28,7 +28,7 @@ let package = Package(
     .target(name: "CFrontStart"),
 
     // Glibc only: the one home of small system mechanisms (errno and its text, the EINTR retry,
-    // writing a whole buffer) that every layer, the front too, uses.
+    // writing a whole buffer, lock files) that every layer, the front too, uses.
     .target(name: "BrokerBasics", swiftSettings: strict),
     // Stdlib and Glibc only: the key=value codec shared by the git helper and the agent.
     .target(name: "BrokerWire", dependencies: ["BrokerBasics"], swiftSettings: strict),
