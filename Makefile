@@ -56,7 +56,7 @@ DEPS = pkg-config libsecret-1-dev libcurl4-openssl-dev libqrencode-dev libsodium
        mandoc man-db bash-completion zsh fish python3-kubernetes glewlwyd nginx dpkg-dev lintian \
        docker-registry skopeo openssh-server openssh-client dovecot-imapd dovecot-pop3d dovecot-submissiond msmtp \
        isync libsasl2-modules-kdexoauth2 neomutt gcc \
-       keepassxc libkf5wallet-bin libqca-qt5-2-plugins
+       keepassxc libkf5wallet-bin libqca-qt5-2-plugins dunst xvfb
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build release deps install uninstall deb deb-check demo check unit integration fuzz fidelity clean

@@ -28,6 +28,8 @@ public struct AgentRequestHandler: Sendable {
   let keys: StoreKeyHolder
   /// The config as last parsed, for every request while its files stay the same.
   let configs: AgentConfigCache
+  /// The notifications of accounts that need signing in (interface.md §8.1), or nil.
+  let notices: SignInNotices?
 
   /// - Parameters:
   ///   - cache: the agent's access tokens and kept answers.
@@ -37,11 +39,13 @@ public struct AgentRequestHandler: Sendable {
   ///   - runCommand: how a `run` request's argv is run.
   ///   - stop: ends the agent's server; given why, in words for the agent's log (no value).
   ///   - keys: the encrypted store's key holder.
+  ///   - notices: the agent's sign-in notifications, or nil for none.
   public init(
     cache: TokenCache, config: String, environment: [String: String], programVersion: String,
     runCommand: @escaping RunCommand, stop: @escaping @Sendable (_ why: String) -> Void, keys: StoreKeyHolder = StoreKeyHolder(),
-    configs: AgentConfigCache = AgentConfigCache()
+    configs: AgentConfigCache = AgentConfigCache(), notices: SignInNotices? = nil
   ) {
+    self.notices = notices
     self.cache = cache
     self.config = config
     self.environment = environment
@@ -86,6 +90,12 @@ public struct AgentRequestHandler: Sendable {
       return AgentReply(exit: 0)
     case .drop:
       await AccountDrop.drop(request.account, from: cache, config: request.account == nil ? nil : readableConfig())
+      // A sign-in or sign-out elsewhere (a drop is how the agent hears of it) ends its notification.
+      if let notices {
+        for name in request.account.map({ [$0] }) ?? (readableConfig()?.accounts.map(\.name) ?? []) {
+          notices.settled(account: name)
+        }
+      }
       return AgentReply(exit: 0)
     case .run:
       return await run(request)
@@ -137,7 +147,7 @@ public struct AgentRequestHandler: Sendable {
     // Kept only for a run that said its answer is pure (`Runtime.answerIsPure`, never verbose).
     if let kept = cache.answer(to: request, configRevision: configRevision) { return kept }
     let recorder = AnswerRecorder()
-    let agent = AgentSide(cache: cache, keys: keys, config: config, recorder: recorder)
+    let agent = AgentSide(cache: cache, keys: keys, config: config, recorder: recorder, notices: notices)
     let result = await runCommand(argv, environment, request.input, agent)
     // After a refresh, the warm answers of the next hour need none of libcurl's code.
     CodePages.release()

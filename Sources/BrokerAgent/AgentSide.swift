@@ -16,13 +16,20 @@ public struct AgentSide: Sendable {
   /// The request came on the forwarding socket (interface.md §8): only the tokens of accounts
   /// with `forward = yes`, from memory (`tokenSource`) and from the store (`store(over:)`) alike.
   public var forwarded: Bool
+  /// The agent's notifications of accounts that need signing in (interface.md §8.1); nil for a
+  /// forwarded request.
+  public var notices: SignInNotices?
 
-  public init(cache: TokenCache, keys: StoreKeyHolder, config: BrokerConfig, recorder: AnswerRecorder, forwarded: Bool = false) {
+  public init(
+    cache: TokenCache, keys: StoreKeyHolder, config: BrokerConfig, recorder: AnswerRecorder, forwarded: Bool = false,
+    notices: SignInNotices? = nil
+  ) {
     self.cache = cache
     self.keys = keys
     self.config = config
     self.recorder = recorder
     self.forwarded = forwarded
+    self.notices = notices
   }
 
   /// Where the command's access tokens come from.

@@ -68,9 +68,26 @@ final class Runtime {
       context.agent == nil
         ? "tokenbroker-core serves this call itself, not the agent"
         : "the agent serves this call")
-    return try await tokenSource.accessToken(
-      account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, kind: kind, config: config(),
-      diagnostics: diagnostics, service: tokenService)
+    do {
+      return try await tokenSource.accessToken(
+        account: account, scopes: scopes, minValid: minValid, forceRefresh: forceRefresh, kind: kind, config: config(),
+        diagnostics: diagnostics, service: tokenService)
+    } catch ProviderError.signInRequired(let name, let reason) {
+      try signInNeeded(name)
+      throw ProviderError.signInRequired(account: name, reason: reason)
+    }
+  }
+
+  /// Inside the agent, a caller answered "sign-in needed" for `account` makes the agent post the
+  /// account's one notification (`SignInNotices`, interface.md §8.1), on its own: the caller's
+  /// answer does not wait for it. - Throws: `ConfigError`.
+  private func signInNeeded(_ account: String) throws {
+    guard let notices = context.agent?.notices, let provider = try config().account(named: account)?.provider else { return }
+    let services = try services()
+    let service = services.tokenService()
+    notices.signInNeeded(
+      account: account, provider: provider.rawValue, settings: try config().settings, states: services.accountStates(),
+      check: { try? await service.accountState(account: account) })
   }
 
   /// A token asked for with a resource's claims challenge (`wwwauth[]`, `token get --claims`):

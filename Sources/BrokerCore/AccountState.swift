@@ -23,11 +23,14 @@ public struct SignInNeed: Sendable, Equatable {
   public var reason: SignInReason
   /// What the provider said (the OAuth error summary), one line, never a token; nil when nothing.
   public var detail: String?
+  /// Who was signed in (the identity recorded at sign-in), for the notification; nil when unknown.
+  public var identity: String?
 
-  public init(since: Int64?, reason: SignInReason, detail: String? = nil) {
+  public init(since: Int64?, reason: SignInReason, detail: String? = nil, identity: String? = nil) {
     self.since = since
     self.reason = reason
     self.detail = detail
+    self.identity = identity
   }
 }
 

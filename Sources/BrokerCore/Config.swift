@@ -8,6 +8,8 @@ public enum ProviderKind: String, Sendable, CaseIterable {
 public enum StoreKind: String, Sendable { case secretService = "secret-service", encryptedFile = "encrypted-file", file }
 /// `[broker] agent`.
 public enum AgentMode: String, Sendable { case auto, off }
+/// `[broker] notify` (interface.md §8.1): a desktop notification when an account needs signing in.
+public enum NotifyMode: String, Sendable { case auto, off }
 /// `[account] flow`.
 public enum LoginFlow: String, Sendable { case browser, deviceCode = "device-code" }
 /// `[account] client-auth`: how a client authenticates at the token, device authorization and
@@ -59,6 +61,10 @@ public struct BrokerSettings: Sendable, Equatable {
   public var caFile: String?
   public var browser: String?
   public var loginTimeout: Int = 300
+  /// interface.md §8.1: one notification when an account needs signing in again, or none.
+  public var notify: NotifyMode = .auto
+  /// interface.md §8.1: quiet seconds after a dismissed notification or an unfinished flow.
+  public var reauthCooldown: Int = 900
   public init() {}
 
   /// The extra CA bundles for requests of `accounts`: `[broker] ca-file`, then each account's.

@@ -4,6 +4,7 @@
 public enum ConfigKeys {
   public static let broker = [
     "store", "unlock-timeout", "agent", "agent-idle-timeout", "refresh-margin", "login-timeout", "ca-file", "browser",
+    "notify", "reauth-cooldown",
   ]
   public static let account = [
     "provider", "client-id", "client-secret", "device-client-id", "client-auth", "device-client-secret", "tenant",

@@ -5,6 +5,7 @@
 public enum ConfigParser {
   private static let brokerKeys: Set<String> = [
     "store", "unlock-timeout", "agent", "agent-idle-timeout", "refresh-margin", "ca-file", "browser", "login-timeout",
+    "notify", "reauth-cooldown",
   ]
   private static let accountKeys: Set<String> = [
     "provider", "issuer", "client-id", "client-secret", "client-auth", "device-client-id", "device-client-secret", "tenant", "scopes",
@@ -52,6 +53,8 @@ public enum ConfigParser {
       case "login-timeout": s.loginTimeout = try seconds(e, g, minimum: 1)
       case "ca-file": s.caFile = try path(e, g)
       case "browser": s.browser = try nonEmpty(e, g)
+      case "notify": s.notify = try choice(NotifyMode(rawValue: v), e, g, "auto or off")
+      case "reauth-cooldown": s.reauthCooldown = try seconds(e, g)
       default: config.warnings.append(unknownKey(e, g))
       }
     }

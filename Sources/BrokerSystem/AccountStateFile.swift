@@ -3,7 +3,8 @@ import BrokerCore
 /// `AccountStates` over `account-ACCOUNT.state` files in the runtime directory, beside the
 /// account's refresh lock (interface.md §8.1), one `KeyValueFile` each: `state=` (the names of
 /// `AccountState.name`), and as the state has them `since=` and `until=` (Unix seconds),
-/// `reason=` (`SignInReason`) and `detail=` (what the provider said). Every process of the user
+/// `reason=` (`SignInReason`), `detail=` (what the provider said) and `identity=` (who was signed
+/// in). Every process of the user
 /// reads and writes the same files, the agent's and those without one.
 public struct AccountStateFile: AccountStates {
   let directory: String
@@ -32,6 +33,7 @@ public struct AccountStateFile: AccountStates {
       if let since = need.since { fields.append(("since", String(since))) }
       fields.append(("reason", need.reason.rawValue))
       if let detail = need.detail { fields.append(("detail", detail)) }
+      if let identity = need.identity { fields.append(("identity", identity)) }
     }
     if case .cooldown(_, let until) = state { fields.append(("until", String(until))) }
     return fields
@@ -42,7 +44,9 @@ public struct AccountStateFile: AccountStates {
   static func decode(_ fields: [String: String]) -> AccountState? {
     let since = fields["since"].flatMap { Int64($0) }
     let need = fields["reason"].flatMap(SignInReason.init(rawValue:)).map {
-      SignInNeed(since: since, reason: $0, detail: fields["detail"].flatMap { $0.isEmpty ? nil : $0 })
+      SignInNeed(
+        since: since, reason: $0, detail: fields["detail"].flatMap { $0.isEmpty ? nil : $0 },
+        identity: fields["identity"].flatMap { $0.isEmpty ? nil : $0 })
     }
     switch fields["state"] {
     case "signed-in": return .signedIn

@@ -51,6 +51,7 @@ import Testing
       switch key {
       case "store": (key, "secret-service")
       case "agent": (key, "auto")
+      case "notify": (key, "off")
       case "ca-file": (key, "/etc/ssl/ca.pem")
       case "browser": (key, "firefox")
       default: (key, "30")

@@ -9,7 +9,8 @@ import Testing
 @Suite struct AccountStateFileTests {
   func directory() -> String { String(cString: mkdtemp(strdup("/tmp/tb-account-state-XXXXXX"))) }
 
-  static let need = SignInNeed(since: 1_700_000_000, reason: .rejected, detail: "the refresh token was rejected (invalid_grant)")
+  static let need = SignInNeed(
+    since: 1_700_000_000, reason: .rejected, detail: "the refresh token was rejected (invalid_grant)", identity: "user1@example.test")
   static let states: [AccountState] = [
     .signedIn, .signedOut(since: 1_700_000_001), .signedOut(since: nil), .signInNeeded(need),
     .signInNeeded(SignInNeed(since: nil, reason: .neverSignedIn)), .signInPending(SignInNeed(since: 5, reason: .expired)),

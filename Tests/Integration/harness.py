@@ -232,6 +232,8 @@ class BrokerTestCase(unittest.TestCase):
     keyring = True
     provider = "gnome-keyring"
     emulator_options = {}
+    # False: the test's session bus activates no service (a test starts each one it needs).
+    activation = True
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="tb-it-")
@@ -239,7 +241,7 @@ class BrokerTestCase(unittest.TestCase):
         self.runtime = os.path.join(self.tmp, "run")
         os.makedirs(self.home)
         os.makedirs(self.runtime, mode=0o700)
-        self.bus = Bus(self.home)
+        self.bus = Bus(self.home) if self.activation else Bus.without_activation(self.home, os.path.join(self.tmp, "dbus"))
         self.addCleanup(self._cleanup)
         self.keyring_service = None
         if self.keyring:

@@ -59,9 +59,14 @@ enum AgentRunCommand {
     // (`AgentStore`), or after `tokenbroker forward` (`AgentEndpoint.forwardKeepPath`: the far side
     // cannot start an agent), the agent does not exit for idleness.
     let keepPath = endpoint.forwardKeepPath
+    // One notification per account whose sign-in died, on the agent's session bus (interface.md
+    // §8.1); while one of its own is up, the agent does not exit for idleness either.
+    let notices = SignInNotices(
+      busAddress: context.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "",
+      log: { line in if verbose { context.say("agent: " + line) } })
     let server = try AgentServer(
       listenFD: listener.fd, forwardFD: forwarding?.fd ?? -1, idleTimeout: settings.agentIdleTimeout,
-      keepAlive: { keys.isUnlocked || cache.unwritten.count > 0 || access(keepPath, F_OK) == 0 },
+      keepAlive: { keys.isUnlocked || cache.unwritten.count > 0 || access(keepPath, F_OK) == 0 || notices.outstanding },
       log: { line in if verbose { context.say("agent: " + line) } })
     var environment = context.environment
     for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }
@@ -71,7 +76,7 @@ enum AgentRunCommand {
       stop: { why in
         if verbose { context.say("agent: stopping: " + why) }
         server.stop()
-      }, keys: keys)
+      }, keys: keys, notices: notices)
     runtime.verbose("agent \(getpid()) serving \(endpoint.socketPath)")
     let paths = handler.configPaths
     try await server.run(quick: { handler.quick($0, paths: paths) }, forwarded: { await handler.handleForwarded($0) }) {

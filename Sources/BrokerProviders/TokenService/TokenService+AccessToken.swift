@@ -270,7 +270,9 @@ extension TokenService {
         guard let stored = try await loadRefreshRecord(account.name) else { throw rejected.providerError }
         if stored.refreshToken == current.refreshToken {
           let limit = timeLimitReason(current, account: account)
-          recordSignInNeeded(account: account.name, reason: limit == nil ? .rejected : .expired, detail: limit ?? rejected.reason)
+          recordSignInNeeded(
+            account: account.name, reason: limit == nil ? .rejected : .expired, detail: limit ?? rejected.reason,
+            identity: current.identity)
           diagnostics.note(
             "deleting the refresh token of '\(account.name)' and its cached access tokens: the provider rejected that very token")
           try await store.delete(.refreshToken(account.name))

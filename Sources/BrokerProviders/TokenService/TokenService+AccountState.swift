@@ -34,9 +34,10 @@ extension TokenService {
 
   /// Records the dead grant of `account` before its refresh token is deleted (so a reader in
   /// between still finds the token, never a signed-in account without a state).
-  func recordSignInNeeded(account name: String, reason: SignInReason, detail: String) {
+  func recordSignInNeeded(account name: String, reason: SignInReason, detail: String, identity: String?) {
     diagnostics.note("'\(name)' needs signing in again (\(reason.rawValue)); recorded in the runtime directory")
-    accountStates.record(.signInNeeded(SignInNeed(since: time.now, reason: reason, detail: detail)), account: name)
+    accountStates.record(
+      .signInNeeded(SignInNeed(since: time.now, reason: reason, detail: detail, identity: identity)), account: name)
   }
 
   static func phrase(_ reason: SignInReason) -> String {

@@ -15,7 +15,9 @@ import Testing
     try await h.store.putRefreshToken("RT1")
     await #expect(throws: ProviderError.self) { try await h.get() }
     let need = SignInNeed(
-      since: Fixtures.start, reason: .rejected, detail: "the refresh token was rejected (invalid_grant, AADSTS70008: it expired after a long time unused)")
+      since: Fixtures.start, reason: .rejected,
+      detail: "the refresh token was rejected (invalid_grant, AADSTS70008: it expired after a long time unused)",
+      identity: "user1@example.test")
     #expect(h.states.recorded(account: "work") == .signInNeeded(need))
     #expect(try await h.service.accountState(account: "work") == .signInNeeded(need))
     for _ in 0..<3 {
