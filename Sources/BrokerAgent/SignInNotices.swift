@@ -27,6 +27,9 @@ public final class SignInNotices: Sendable {
     var need: SignInNeed
     /// An action was invoked on it: a close that follows is no dismissal.
     var acted = false
+    /// Its sign-in flow runs (one at a time).
+    var flowing = false
+    var provider: String
     var cooldown: Int
     var states: any AccountStates
     var check: StateCheck
@@ -107,7 +110,17 @@ public final class SignInNotices: Sendable {
     log("posted notification \(id) for '\(account)'")
     // A server that keeps no id (0) gets no replace or close, and sends no signal of it.
     guard id != 0 else { return }
-    table.withLock { $0.posted[account] = Posted(id: id, need: need, cooldown: cooldown, states: states, check: check) }
+    track(account: account, id: id, need: need, provider: provider, cooldown: cooldown, states: states, check: check)
+  }
+
+  /// Keeps notification `id` of `account` as posted: its signals are answered from now on.
+  func track(
+    account: String, id: UInt32, need: SignInNeed, provider: String, cooldown: Int, states: any AccountStates,
+    check: @escaping StateCheck
+  ) {
+    table.withLock {
+      $0.posted[account] = Posted(id: id, need: need, provider: provider, cooldown: cooldown, states: states, check: check)
+    }
   }
 
   /// The notification of interface.md §8.1: summary `Sign-in needed: ACCOUNT`, body the provider
@@ -139,13 +152,19 @@ public final class SignInNotices: Sendable {
         coolDown(account, posted)
         Task { await self.connected()?.close(id) }
       } else if action == "default" || action == "signin" {
-        table.withLock { $0.posted[account]?.acted = true }
-        startFlow.withLock { $0 }?(account)
+        let start = table.withLock { t -> Bool in
+          t.posted[account]?.acted = true
+          guard t.posted[account]?.flowing == false else { return false }
+          t.posted[account]?.flowing = true
+          return true
+        }
+        if start { startFlow.withLock { $0 }?(account) }
       }
     case .closed(let id, let reason):
       guard let (account, posted) = find(id) else { return }
       log("notification \(id) of '\(account)' closed (reason \(reason))")
-      _ = table.withLock { $0.posted.removeValue(forKey: account) }
+      // A flow it started goes on: the flow's end settles the state.
+      if !posted.flowing { _ = table.withLock { $0.posted.removeValue(forKey: account) } }
       if reason == 2 && !posted.acted { coolDown(account, posted) }
     }
   }
@@ -159,10 +178,35 @@ public final class SignInNotices: Sendable {
     _ = table.withLock { $0.posted.removeValue(forKey: account) }
   }
 
+  /// The device code of the flow a click started, shown by replacing the notification's body
+  /// (interface.md §8.1): `userCode` and where to enter it; the device code itself never.
+  public func showCode(account: String, userCode: String, at uri: String) {
+    guard let posted = table.withLock({ $0.posted[account] }) else { return }
+    var notice = Self.notice(account: account, provider: posted.provider, identity: posted.need.identity, actions: false)
+    notice.body = Self.escaped("Enter the code \(userCode) at \(uri)")
+    Task {
+      guard let bus = await connected() else { return }
+      guard let id = await bus.notify(notice, replacing: posted.id) else { return }
+      // A server may give a bubble it had already closed a new id: later closes go to that one.
+      if id != 0 { table.withLock { $0.posted[account]?.id = id } }
+      log("notification \(id) of '\(account)' shows the device code")
+    }
+  }
+
+  /// The flow a click started has ended: its success closes the notification (the sign-in
+  /// recorded `signed-in`); anything else closes it too and starts the cooldown.
+  public func flowEnded(account: String, succeeded: Bool) async {
+    guard let posted = table.withLock({ $0.posted.removeValue(forKey: account) }) else { return }
+    if !succeeded {
+      posted.states.record(.cooldown(posted.need, until: time.now + Int64(posted.cooldown)), account: account)
+    }
+    await connected()?.close(posted.id)
+  }
+
   /// The account's notification is closed when the store says it is signed in or out again (a
   /// `login` or `logout` in any process; the agent hears of each as a drop).
   public func settled(account: String) {
-    guard let posted = table.withLock({ $0.posted[account] }) else { return }
+    guard let posted = table.withLock({ $0.posted[account] }), !posted.flowing else { return }
     Task {
       switch await posted.check() {
       case .signedIn?, .signedOut?:
@@ -178,6 +222,7 @@ public final class SignInNotices: Sendable {
   /// The one connection, made at first use; nil while the bus cannot be reached (asked again next
   /// time).
   private func connected() async -> DesktopNotifications? {
+    guard !busAddress.isEmpty else { return nil }
     let task = connection.withLock { slot -> Task<DesktopNotifications?, Never> in
       if let slot { return slot }
       let address = busAddress

@@ -56,3 +56,69 @@ import Testing
     #expect(states.recorded(account: "work") == .signInNeeded(need))
   }
 }
+
+/// interface.md §8.1: what is and is not a dismissal, and one flow per notification.
+@Suite struct SignInNoticesEventTests {
+  let need = SignInNeed(since: 1, reason: .rejected)
+
+  func tracked() -> (SignInNotices, MemoryAccountStates, Flows) {
+    let time = FakeClock()
+    let notices = SignInNotices(busAddress: "", time: time, log: { _ in })
+    let states = MemoryAccountStates()
+    states.record(.signInPending(need), account: "work")
+    let flows = Flows()
+    notices.onSignIn { account in flows.list.withLock { $0.append(account) } }
+    notices.track(account: "work", id: 7, need: need, provider: "azure", cooldown: 900, states: states) { .signInPending(self.need) }
+    return (notices, states, flows)
+  }
+
+  @Test func aCloseByTheUserWithoutAnActionIsADismissal() {
+    let (notices, states, flows) = tracked()
+    notices.handle(.closed(id: 7, reason: 2))
+    #expect(states.recorded(account: "work") == .cooldown(need, until: FakeClock.now + 900))
+    #expect(flows.list.withLock { $0 }.isEmpty && !notices.outstanding)
+  }
+
+  @Test func aCloseRightAfterAClickIsNoDismissalAndTwoClicksStartOneFlow() {
+    let (notices, states, flows) = tracked()
+    notices.handle(.actionInvoked(id: 7, action: "default"))
+    notices.handle(.actionInvoked(id: 7, action: "signin"))
+    notices.handle(.closed(id: 7, reason: 2))
+    #expect(states.recorded(account: "work") == .signInPending(need))
+    #expect(flows.list.withLock { $0 } == ["work"])
+    #expect(notices.outstanding, "the flow's end settles it")
+  }
+
+  @Test(arguments: [UInt32(1), 3, 4]) func otherReasonsChangeNoState(reason: UInt32) {
+    let (notices, states, _) = tracked()
+    notices.handle(.closed(id: 7, reason: reason))
+    #expect(states.recorded(account: "work") == .signInPending(need))
+  }
+
+  @Test func anotherIdIsNotOurs() {
+    let (notices, states, _) = tracked()
+    notices.handle(.closed(id: 8, reason: 2))
+    #expect(states.recorded(account: "work") == .signInPending(need))
+    #expect(notices.outstanding)
+  }
+
+  @Test func aFlowThatFailsStartsTheCooldown() async {
+    let (notices, states, _) = tracked()
+    notices.handle(.actionInvoked(id: 7, action: "default"))
+    await notices.flowEnded(account: "work", succeeded: false)
+    #expect(states.recorded(account: "work") == .cooldown(need, until: FakeClock.now + 900))
+    #expect(!notices.outstanding)
+  }
+}
+
+/// The flows a click started, by account.
+final class Flows: Sendable {
+  let list = Mutex<[String]>([])
+}
+
+/// A clock that stands still.
+struct FakeClock: TimeSource {
+  static let now: Int64 = 1_700_000_000
+  var now: Int64 { Self.now }
+  func sleep(seconds: Double) async throws {}
+}

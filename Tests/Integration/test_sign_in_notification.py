@@ -3,12 +3,15 @@ agent through org.freedesktop.Notifications to a real server: Debian's dunst on 
 test's private D-Bus session, driven with dunstctl; every call on the interface read with
 dbus-monitor. Without a server, or with `notify = off`: no notification, the same answer, no hang.
 """
+import json
 import os
 import re
+import time
 import unittest
 
 from agent_flows import GIT_GET
 from dead_grant import ANSWER_BOUND, LINE_START, DeadGrantTestCase
+from flows import BrowserFlows
 from notification_server import Dunst, NotifyCalls
 
 CALLERS = 20
@@ -83,6 +86,86 @@ class OneNotificationTest(NotificationTestCase):
         self.assertEqual(len(self.calls.blocks("CloseNotification")), 1)
         fill = self.run_callers(["git", "credential", "fill"], 1, input=GIT_GET.encode())[0][0]
         self.assertEqual(fill.returncode, 0, fill.stderr)
+
+
+class ClickAndDismissTest(NotificationTestCase, BrowserFlows):
+    """The user answers the notification with dunstctl: `action` clicks it (its default action),
+    `close` dismisses it."""
+
+    def posted(self):
+        self.git_fills(3)
+        self.wait_until(lambda: self.dunst.displayed() == 1, timeout=60, what="the notification")
+        self.wait_until(lambda: self.status()["state"] == "sign-in-pending", timeout=60, what="sign-in-pending")
+
+    def served(self):
+        fill = self.run_callers(["git", "credential", "fill"], 1, input=GIT_GET.encode())[0][0]
+        self.assertEqual(fill.returncode, 0, fill.stderr)
+        self.assertIn(b"password=", fill.stdout)
+
+    def signed_in_state(self):
+        r = self.run_broker("status", "work", "--json")
+        return r.returncode == 0 and '"state":"signed-in"' in r.stdout.decode().replace(" ", "")
+
+    def test_a_click_runs_the_device_code_flow_in_the_notification(self):
+        self.write_config(self.default_config(extra_account="flow = device-code"))
+        self.posted()
+        self.dunst.ctl("action")
+        # The same notification, replaced with the code and where to enter it.
+        code = self.wait_until(
+            lambda: [m.group(1) for b in self.notify_calls() for m in [re.search(r'string "Enter the code (\S+) at ', b)] if m],
+            timeout=60, what="the device code in the notification")[0]
+        first = self.notify_calls()[0]
+        replaced = next(b for b in self.notify_calls() if "Enter the code" in b)
+        self.assertRegex(replaced, r'string "tokenbroker"\s+uint32 [1-9]')  # replaces_id: the one posted
+        self.assertEqual(len(self.notify_calls()), 2, "one notification, then its replacement")
+        # The click is no dismissal: the sign-in is pending.
+        self.assertTrue(self.calls.blocks("ActionInvoked"))
+        self.assertEqual(self.status()["state"], "sign-in-pending")
+        self.assertIn('string "Sign-in needed: work"', replaced)
+        self.emu.approve(code)
+        self.wait_until(self.signed_in_state, timeout=60, what="signed in")
+        self.wait_until(lambda: self.calls.blocks("CloseNotification"), timeout=60, what="the notification closed")
+        self.wait_until(lambda: self.dunst.displayed() == 0, timeout=60, what="no notification shown")
+        self.served()
+        self.assertEqual(self.device_codes_requested(), self.device_codes + 1)
+        self.assertEqual(self.launched(), [])
+        self.assertIn('string "Sign-in needed: work"', first)
+        self.assert_no_secret_in_notifications()
+
+    def test_a_click_opens_one_browser_and_its_success_closes_the_notification(self):
+        browser, log = self.fake_browser(decision="approve")
+        self.write_config(self.default_config(extra_broker="browser = " + browser))
+        self.posted()
+        self.dunst.ctl("action")
+        self.wait_until(self.signed_in_state, timeout=90, what="signed in")
+        self.wait_until(lambda: self.calls.blocks("CloseNotification"), timeout=60, what="the notification closed")
+        self.assertEqual(len(self.browser_events(log, "started")), 1)
+        self.assertEqual(self.launched(), [], "the callers' own browser never ran")
+        # A real click (an action, then dunst closing the bubble) is no dismissal.
+        self.assertEqual(self.status_state(), "signed-in")
+        self.served()
+        self.assertEqual(len(self.notify_calls()), 1)
+        self.assert_no_secret_in_notifications()
+
+    def status_state(self):
+        return json.loads(self.run_broker("status", "work", "--json").stdout)["accounts"][0]["state"]
+
+    def test_dismissing_starts_the_cooldown_and_login_ends_it(self):
+        self.posted()
+        self.dunst.ctl("close")
+        self.wait_until(lambda: self.status()["state"] == "cooldown", timeout=60, what="cooldown")
+        account = self.status()
+        self.assertGreater(account["state_until"], time.time() + 600)
+        later = self.run_broker("token", "get", "work", env=self.caller_env())
+        self.assertEqual(later.returncode, 3, later.stderr)
+        self.assertRegex(later.stderr.decode(), r"; dismissed; quiet until \d\d:\d\d; run 'tokenbroker login work'\n$")
+        self.git_fills(5)
+        self.assertEqual(len(self.notify_calls()), 1, "nothing posted during the cooldown")
+        self.assertEqual(self.dunst.displayed(), 0)
+        r = self.login_and_approve()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.status_state(), "signed-in")
+        self.served()
 
 
 class NotifyOffTest(NotificationTestCase):

@@ -70,6 +70,11 @@ enum AgentRunCommand {
       log: { line in if verbose { context.say("agent: " + line) } })
     var environment = context.environment
     for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }
+    // A click on the notification runs the account's sign-in here, in the agent's environment.
+    let flowEnvironment = environment.merging(config.isEmpty ? [:] : ["TOKENBROKER_CONFIG": config]) { $1 }
+    notices.onSignIn { account in
+      Task { await AgentSignIn.run(account: account, environment: flowEnvironment, notices: notices, log: { line in if verbose { context.say("agent: " + line) } }) }
+    }
     let handler = AgentRequestHandler(
       cache: cache, config: config, environment: environment, programVersion: BrokerCommand.version,
       runCommand: runCommand,
