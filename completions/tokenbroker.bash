@@ -8,7 +8,7 @@ _tokenbroker_account_keys="--issuer --client-auth --client-id --client-secret --
   --tenant --scopes --hosts --git-username --flow --login-hint --redirect-port --authority
   --authorization-endpoint --token-endpoint --device-authorization-endpoint --revocation-endpoint
   --userinfo-endpoint --ca-file --site --via --mode --cookie-lifetime --project --project-number
-  --resource-manager-endpoint --kube-token --forward --mail --mail-scopes"
+  --resource-manager-endpoint --kube-token --forward --mail --mail-scopes --api-endpoint"
 
 _tokenbroker_accounts() {
     local tb=${COMP_WORDS[0]} i
@@ -57,7 +57,7 @@ _tokenbroker() {
         return ;;
     --format) _tokenbroker_reply $'token\nheader\njson\nenv\ncookiejar\nexec-credential\nxoauth2\noauthbearer' "$cur"; return ;;
     --for) _tokenbroker_reply $'imap\npop\nsmtp' "$cur"; return ;;
-    --provider) _tokenbroker_reply $'azure\ngoogle\nsharepoint\noidc' "$cur"; return ;;
+    --provider) _tokenbroker_reply $'azure\ngoogle\nsharepoint\noidc\ngithub' "$cur"; return ;;
     --client-auth) _tokenbroker_reply $'client_secret_basic\nclient_secret_post\nnone' "$cur"; return ;;
     --flow) _tokenbroker_reply $'browser\ndevice-code' "$cur"; return ;;
     --mode) _tokenbroker_reply $'bearer\ncookie\nimported-cookies' "$cur"; return ;;

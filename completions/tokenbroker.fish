@@ -121,12 +121,12 @@ function __tokenbroker_in_add
     set -l words (__tokenbroker_words)
     test "$words[1]" = account; and test "$words[2]" = add
 end
-complete -c tokenbroker -n '__tokenbroker_in_add' -l provider -x -a 'azure google sharepoint oidc' -d 'identity provider'
+complete -c tokenbroker -n '__tokenbroker_in_add' -l provider -x -a 'azure google sharepoint oidc github' -d 'identity provider'
 complete -c tokenbroker -n '__tokenbroker_in_add' -l replace -d 'overwrite an existing account'
 for key in issuer client-id client-secret device-client-id device-client-secret scopes hosts git-username \
         login-hint redirect-port authority authorization-endpoint token-endpoint \
         device-authorization-endpoint revocation-endpoint userinfo-endpoint site cookie-lifetime project \
-        project-number resource-manager-endpoint mail-scopes
+        project-number resource-manager-endpoint mail-scopes api-endpoint
     complete -c tokenbroker -n '__tokenbroker_in_add' -l $key -x -d 'account key'
 end
 complete -c tokenbroker -n '__tokenbroker_in_add' -l client-auth -x -a 'client_secret_basic client_secret_post none' -d 'client authentication'

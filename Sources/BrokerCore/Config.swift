@@ -2,6 +2,9 @@
 public enum ProviderKind: String, Sendable, CaseIterable {
   /// Any OpenID Connect provider (or RFC 8414 OAuth 2.0 server), through its discovery document.
   case azure, google, sharepoint, oidc
+  /// GitHub and GitHub Enterprise Server (interface.md §2.2): fixed endpoints under `authority`,
+  /// no discovery.
+  case github
 }
 
 /// `[broker] store`.
@@ -106,8 +109,12 @@ public struct AccountConfig: Sendable, Equatable {
   public var flow: LoginFlow?
   public var loginHint: String?
   public var redirectPort: Int?
-  /// Azure authority origin, default `https://login.microsoftonline.com`.
-  public var authority: String = "https://login.microsoftonline.com"
+  /// The authority origin: azure `https://login.microsoftonline.com`, github `https://github.com`
+  /// (`AccountConfig.defaultAuthority`).
+  public var authority: String
+  /// Forges: the REST base for the user endpoint (`api-endpoint`); nil: the forge's
+  /// (`GitHubEndpoints`).
+  public var apiEndpoint: String?
   /// oidc: the OpenID Provider's issuer identifier, exactly as configured (compared byte for byte
   /// with the discovery document's `issuer`).
   public var issuer: String?
@@ -139,6 +146,12 @@ public struct AccountConfig: Sendable, Equatable {
     self.name = name
     self.provider = provider
     self.scopes = AccountConfig.defaultScopes(provider)
+    self.authority = AccountConfig.defaultAuthority(provider)
+  }
+
+  /// The `authority` an account has when it sets none (interface.md §2.1, §2.2).
+  public static func defaultAuthority(_ provider: ProviderKind) -> String {
+    provider == .github ? "https://github.com" : "https://login.microsoftonline.com"
   }
 
   public static func defaultScopes(_ provider: ProviderKind) -> [String] {
@@ -147,6 +160,7 @@ public struct AccountConfig: Sendable, Equatable {
     case .google: return ["openid", "email"]
     case .sharepoint: return []
     case .oidc: return ["openid", "profile", "email", "offline_access"]
+    case .github: return ["repo", "gist", "workflow"]
     }
   }
 }

@@ -11,7 +11,7 @@ public enum ConfigKeys {
     "scopes", "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "issuer",
     "authorization-endpoint", "token-endpoint", "device-authorization-endpoint", "revocation-endpoint",
     "userinfo-endpoint", "ca-file", "site", "via", "mode", "cookie-lifetime", "project", "project-number",
-    "resource-manager-endpoint", "kube-token", "forward", "mail", "mail-scopes",
+    "resource-manager-endpoint", "kube-token", "forward", "mail", "mail-scopes", "api-endpoint",
   ]
   public static let host = ["account", "scopes", "username", "registry"]
 

@@ -12,7 +12,7 @@ public enum ConfigParser {
     "hosts", "git-username", "flow", "login-hint", "redirect-port", "authority", "authorization-endpoint",
     "token-endpoint", "device-authorization-endpoint", "revocation-endpoint", "userinfo-endpoint", "ca-file",
     "site", "via", "mode", "cookie-lifetime", "project", "kube-token",
-    "project-number", "resource-manager-endpoint", "forward", "mail", "mail-scopes",
+    "project-number", "resource-manager-endpoint", "forward", "mail", "mail-scopes", "api-endpoint",
   ]
   private static let hostKeys: Set<String> = ["account", "scopes", "username", "registry"]
 
@@ -69,10 +69,10 @@ public enum ConfigParser {
     -> AccountConfig
   {
     guard let providerEntry = g.entries.first(where: { $0.key == "provider" }) else {
-      throw missing("provider", g, "azure, google, sharepoint or oidc")
+      throw missing("provider", g, "azure, google, sharepoint, oidc or github")
     }
     let provider = try choice(
-      ProviderKind(rawValue: providerEntry.value), providerEntry, g, "azure, google, sharepoint or oidc")
+      ProviderKind(rawValue: providerEntry.value), providerEntry, g, "azure, google, sharepoint, oidc or github")
     var a = AccountConfig(name: name, provider: provider)
     for e in g.entries {
       switch e.key {
@@ -106,6 +106,10 @@ public enum ConfigParser {
       case "device-authorization-endpoint": a.endpoints.deviceAuthorization = try endpoint(e, g)
       case "revocation-endpoint": a.endpoints.revocation = try endpoint(e, g)
       case "userinfo-endpoint": a.endpoints.userinfo = try endpoint(e, g)
+      case "api-endpoint":
+        var base = try endpoint(e, g)
+        while base.hasSuffix("/") { base.removeLast() }
+        a.apiEndpoint = base
       case "ca-file": a.caFile = try path(e, g)
       case "site": a.site = try endpoint(e, g, allowPath: false)
       case "via": a.via = try token(e, g)
@@ -152,8 +156,21 @@ public enum ConfigParser {
     case .sharepoint:
       try require(a.site != nil, "site", "the site origin, e.g. https://contoso.sharepoint.com")
       if a.mode != .importedCookies { try require(a.via != nil, "via", "the azure account that signs in") }
+    case .github:
+      try require(a.clientID != nil, "client-id", "the client ID of your GitHub OAuth app or GitHub App")
+      forgeDefaults(&a, hostsSet: g.entries.contains { $0.key == "hosts" })
     }
     return a
+  }
+
+  /// A forge's presets (interface.md §2.2): `hosts` defaults to the authority's host (and
+  /// `gist.github.com` for github.com), a claim like any other (`hosts =`, empty, claims none);
+  /// git's username is the preset's unless `git-username` names one.
+  private static func forgeDefaults(_ a: inout AccountConfig, hostsSet: Bool) {
+    if !hostsSet, let host = EndpointURL(a.authority)?.authority.lowercased() {
+      a.hosts = host == "github.com" ? [host, "gist.github.com"] : [host]
+    }
+    if a.gitUsername == nil { a.gitUsername = "x-access-token" }
   }
 
   private static func parseHost(_ name: String, _ g: RawConfig.Group, warnings: inout [String]) throws -> HostConfig {

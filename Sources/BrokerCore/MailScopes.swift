@@ -42,7 +42,7 @@ public enum MailScopes {
     switch account.provider {
     case .azure: return ScopeSet(protocols.map(azure))
     case .google: return ScopeSet([google])
-    case .oidc:
+    case .oidc, .github:
       guard !account.mailScopes.isEmpty else {
         throw .accountKey(account.name, "mail-scopes", "not set; list the scopes the mail server accepts (e.g. mail-scopes = mail)")
       }

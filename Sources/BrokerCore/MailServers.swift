@@ -48,7 +48,7 @@ public enum MailServers {
     }
   }
 
-  /// `account`'s server for `p`, or nil where the provider has none known (oidc accounts).
+  /// `account`'s server for `p`, or nil where the provider has none known (oidc and forge accounts).
   public static func server(for p: MailProtocol, account: AccountConfig) -> MailServer? {
     let host: String
     switch (account.provider, p) {
@@ -57,7 +57,7 @@ public enum MailServers {
     case (.google, .imap): host = "imap.gmail.com"
     case (.google, .pop): host = "pop.gmail.com"
     case (.google, .smtp): host = "smtp.gmail.com"
-    case (.oidc, _), (.sharepoint, _): return nil
+    case (.oidc, _), (.sharepoint, _), (.github, _): return nil
     }
     return MailServer(host: host, port: standardPort(p), implicitTLS: p != .smtp)
   }

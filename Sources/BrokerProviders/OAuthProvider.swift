@@ -132,6 +132,8 @@ public enum Providers {
     case .oidc:
       return try OIDCProvider(
         account: account, settings: settings, transport: transport, time: time, discoveryCache: discoveryCache)
+    case .github:
+      return try GitHubProvider(account: account, settings: settings, transport: transport, time: time)
     case .sharepoint:
       throw ProviderError.unsupported(
         "sharepoint accounts ('\(account.name)') are not implemented yet; for a bearer token use "
@@ -152,6 +154,7 @@ public enum Providers {
     case .google: return EndpointURL(GoogleEndpoints(account: account).token)?.authority ?? "google"
     case .sharepoint: return EndpointURL(account.site ?? "")?.authority ?? "sharepoint"
     case .oidc: return EndpointURL(account.endpoints.token ?? account.issuer ?? "")?.authority ?? "the issuer"
+    case .github: return EndpointURL(GitHubEndpoints(account: account).token)?.authority ?? account.authority
     }
   }
 }

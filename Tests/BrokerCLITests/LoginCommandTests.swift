@@ -32,6 +32,19 @@ import Testing
     #expect(try flow(["--browser"]) == .browser)
   }
 
+  @Test func githubSignsInWithTheDeviceCodeEvenWithADisplay() throws {
+    var account = AccountConfig(name: "gh", provider: .github)
+    func flow(_ args: [String]) throws -> LoginFlow {
+      LoginCommand.chooseFlow(
+        try Arguments(args, valued: [], flags: ["device-code", "browser", "no-open"], usage: ""), account: account,
+        environment: ["DISPLAY": ":0"])
+    }
+    #expect(try flow([]) == .deviceCode)
+    #expect(try flow(["--browser"]) == .browser)
+    account.flow = .browser
+    #expect(try flow([]) == .browser)
+  }
+
   @Test func theListenerAnswersOnlyTheRedirectOfThisSignIn() {
     let context = ProcessContext(
       environment: [:], uid: 0, readInput: { _ in [] }, writeOutput: { _ in }, writeError: { _ in }, isInteractive: false)

@@ -115,7 +115,7 @@ class AccountEditLinesTest(BrokerTestCase):
         path = os.path.join(self.tmp, "new-config")
         r = self.run_broker("--config", path, "account", "add", "n", "--replace", "--client-id", "cn")
         self.assertEqual(r.returncode, 64, r.stderr)
-        self.assertIn(b"missing --provider (azure, google, sharepoint or oidc)", r.stderr)
+        self.assertIn(b"missing --provider (azure, google, sharepoint, oidc or github)", r.stderr)
         self.assertFalse(os.path.exists(path))
         r = self.run_broker("--config", path, "account", "add", "n", "--replace", "--provider", "azure", "--client-id", "cn")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -31,7 +31,7 @@ CASES = [
     ("tokenbroker account ", {"add", "remove"}),
     ("tokenbroker account remove ", {"work", "home-lab"}),
     ("tokenbroker account add new --prov", {"--provider"}),
-    ("tokenbroker account add new --provider ", {"azure", "google", "sharepoint", "oidc"}),
+    ("tokenbroker account add new --provider ", {"azure", "google", "sharepoint", "oidc", "github"}),
     ("tokenbroker account add new --client-", {"--client-auth", "--client-id", "--client-secret"}),
     ("tokenbroker accounts --", {"--json", "--names", "--help"}),
     ("tokenbroker status ", {"work", "home-lab"}),

@@ -93,6 +93,34 @@ class _GitHTTPHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
 
+def serve_repository(test, handler=None, validate=None):
+    """Starts the local HTTPS git server for `test` (a GitTestCase): a bare `repo.git` with one
+    commit under `server.root`, served by `handler` (default `_GitHTTPHandler`) admitting tokens
+    `validate` accepts (default: the emulator's); stopped at cleanup. Returns (server, seed
+    working tree)."""
+    root = os.path.join(test.tmp, "srv")
+    os.makedirs(root)
+    work = os.path.join(test.tmp, "seed")
+    ident = ["-c", "user.name=Test", "-c", "user.email=test@example.test"]
+    subprocess.run(["git", "init", "-q", "-b", "main", work], check=True, env=test.git_env())
+    with open(os.path.join(work, "README"), "w") as f:
+        f.write("hello from the test server\n")
+    subprocess.run(["git", "-C", work, "add", "README"], check=True, env=test.git_env())
+    subprocess.run(["git", *ident, "-C", work, "commit", "-q", "-m", "first"], check=True, env=test.git_env())
+    subprocess.run(["git", "clone", "-q", "--bare", work, os.path.join(root, "repo.git")],
+                   check=True, env=test.git_env())
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler or _GitHTTPHandler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    cert_dir = os.path.dirname(test.ca_file)
+    ctx.load_cert_chain(os.path.join(cert_dir, "server.pem"), os.path.join(cert_dir, "server.key"))
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    server.root, server.seen, server.validate = root, [], validate or test.emu.validate_access_token
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    test.addCleanup(server.server_close)
+    test.addCleanup(server.shutdown)
+    return server, work
+
+
 class GitServerTestCase(GitTestCase):
     """GitTestCase plus the local HTTPS git server: `self.url` (https://127.0.0.1:PORT/repo.git)
     serves a bare repository with one commit; `self.server.seen` lists each request's
@@ -100,32 +128,10 @@ class GitServerTestCase(GitTestCase):
 
     def setUp(self):
         super().setUp()
-        root = os.path.join(self.tmp, "srv")
-        os.makedirs(root)
-        work = os.path.join(self.tmp, "seed")
-        ident = ["-c", "user.name=Test", "-c", "user.email=test@example.test"]
-        subprocess.run(["git", "init", "-q", "-b", "main", work], check=True, env=self.git_env())
-        with open(os.path.join(work, "README"), "w") as f:
-            f.write("hello from the test server\n")
-        subprocess.run(["git", "-C", work, "add", "README"], check=True, env=self.git_env())
-        subprocess.run(["git", *ident, "-C", work, "commit", "-q", "-m", "first"], check=True,
-                       env=self.git_env())
-        subprocess.run(["git", "clone", "-q", "--bare", work, os.path.join(root, "repo.git")],
-                       check=True, env=self.git_env())
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _GitHTTPHandler)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        cert_dir = os.path.dirname(self.ca_file)
-        ctx.load_cert_chain(os.path.join(cert_dir, "server.pem"), os.path.join(cert_dir, "server.key"))
-        server.socket = ctx.wrap_socket(server.socket, server_side=True)
-        server.root, server.seen, server.validate = root, [], self.emu.validate_access_token
-        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
-        self.addCleanup(server.server_close)
-        self.addCleanup(server.shutdown)
-        self.server = server
-        self.host = "127.0.0.1:%d" % server.server_address[1]
+        self.server, self.seed = serve_repository(self)
+        self.host = "127.0.0.1:%d" % self.server.server_address[1]
         self.url = f"https://{self.host}/repo.git"
         self.write_config(self.default_config() + f"\n[host {self.host}]\naccount = work\n")
-        self.seed = work
 
     def push_commit(self, name, text):
         """Adds a commit with file `name` to the served repository (pushed over the file system)."""

@@ -109,7 +109,7 @@ class FirstStepsTest(BrokerTestCase):
         os.remove(self.config_path)
         r = self.run_broker("account", "add", "w", "--client-id", "c")
         self.assertEqual(r.returncode, 64, r.stderr)
-        self.assertIn("missing --provider (azure, google, sharepoint or oidc)", r.stderr.decode())
+        self.assertIn("missing --provider (azure, google, sharepoint, oidc or github)", r.stderr.decode())
         # A key the provider needs is the command's fault, not the file's (the file is not there).
         r = self.run_broker("account", "add", "w", "--provider", "oidc", "--client-id", "c")
         self.assertEqual(r.returncode, 64, r.stderr)

@@ -67,7 +67,7 @@ struct AddRequest {
     self.provider = provider
   }
 
-  static var missingProvider: UsageError { UsageError("missing --provider (azure, google, sharepoint or oidc)", usage: Help.usage("account")) }
+  static var missingProvider: UsageError { UsageError("missing --provider (azure, google, sharepoint, oidc or github)", usage: Help.usage("account")) }
 
   /// The account group's entries (`provider` first when given) and the `[host HOST/PATH]` groups to bind to
   /// the account: a `--hosts` entry with a path (`dev.azure.com/contoso`) cannot be an account's

@@ -56,10 +56,13 @@ enum LoginCommand {
   }
 
   /// `--device-code` or `--browser` (`--no-open` implies the browser), else the account's `flow`,
-  /// else the browser when a display is present and the device code otherwise (interface.md §2).
+  /// else the device code for github (its preset's default, interface.md §2.2: the browser flow
+  /// needs the app's secret), else the browser when a display is present and the device code
+  /// otherwise (interface.md §2).
   static func chooseFlow(_ a: Arguments, account: AccountConfig, environment: [String: String]) -> LoginFlow {
     if a.flag("device-code") { return .deviceCode }
     if a.flag("browser") || a.flag("no-open") { return .browser }
+    if account.provider == .github { return account.flow ?? .deviceCode }
     return account.flow ?? (hasDisplay(environment) ? .browser : .deviceCode)
   }
 

@@ -23,12 +23,15 @@ enum RevokeCommand {
     if let failure = report.failure {
       say(
         "revocation at \(provider) failed (\(failure)); signed out locally, but the grant may remain at \(provider): "
-          + "remove it at \(grantsPage(account.provider, host: report.host))")
+          + "remove it at \(grantsPage(account.provider, host: report.host, authority: account.authority))")
       return .providerUnavailable
     }
     switch report.outcome {
     case .revoked: say("revoked at \(provider); signed out locally")
     case .alreadyInvalid: say("\(provider) no longer knew the grant (already revoked or expired); signed out locally")
+    case .noEndpoint where account.provider == .github:
+      // GitHub revokes a grant only with the app's secret (interface.md §2.2): the user does it.
+      say("signed out locally; revoke the grant at \(grantsPage(account.provider, host: nil, authority: account.authority))")
     case .noEndpoint: say("\(provider) has no revocation endpoint; signed out locally")
     case nil: say("'\(name)' was not signed in; nothing to revoke")
     }
@@ -36,9 +39,10 @@ enum RevokeCommand {
   }
 
   /// Where a user removes an app's access by hand: Google's and Microsoft's pages only for their
-  /// own endpoints.
-  static func grantsPage(_ provider: ProviderKind, host: String?) -> String {
+  /// own endpoints; GitHub's (and GHES's) authorised applications under the authority.
+  static func grantsPage(_ provider: ProviderKind, host: String?, authority: String) -> String {
     switch provider {
+    case .github: return authority + "/settings/applications"
     case .google where host == nil || host == "oauth2.googleapis.com": return "https://myaccount.google.com/permissions"
     case .azure, .sharepoint: return "https://myapps.microsoft.com (or ask your administrator to revoke the sessions)"
     default: return "the account or applications page of \(host ?? "the provider")"

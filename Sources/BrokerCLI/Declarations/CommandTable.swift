@@ -15,7 +15,7 @@ enum CommandTable {
   /// The values of `token get --for` (BrokerCore's `MailProtocol`).
   static let mailProtocols = ["imap", "pop", "smtp"]
   /// The values of `account add --provider` (BrokerCore's `ProviderKind`).
-  static let providers = ["azure", "google", "sharepoint", "oidc"]
+  static let providers = ["azure", "google", "sharepoint", "oidc", "github"]
 
   private static let scope = CommandOption("scope", .text("S"))
   private static let json = CommandOption("json")

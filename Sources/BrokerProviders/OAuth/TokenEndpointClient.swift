@@ -103,7 +103,7 @@ struct TokenEndpointClient: Sendable {
       request.totalTimeout = min(request.totalTimeout, Self.shortTimeouts.total)
     }
     let secrets = secrets + client.secrets
-    let response: HTTPResponse
+    var response: HTTPResponse
     do {
       response = try await transport.send(request)
     } catch let error as HTTPError {
@@ -111,6 +111,9 @@ struct TokenEndpointClient: Sendable {
     }
     let status = response.status
     let contentType = response.header("Content-Type")
+    // GitHub answers form-encoded where a request lacks `Accept: application/json` (interface.md
+    // §2.2: a reply is read by its Content-Type): its fields are read as a JSON object's.
+    if Self.mediaType(contentType) == "application/x-www-form-urlencoded" { response.body = FormReply.json(response.body) }
     if (300..<400).contains(status) {
       return .stray(status: status, error: Self.redirected(host: host, status: status, location: response.header("Location")))
     }

@@ -35,7 +35,9 @@ enum TokenReply {
       throw ProviderError.unavailable(
         host: host, detail: "it returned an access token that has already expired (expires_in \(lifetime)); try again later")
     }
-    let scopes = b.string("scope").map(ScopeSet.split) ?? []
+    // `scope` split on spaces or commas (GitHub's replies list them comma-separated:
+    // `scope=repo%2Cgist`; interface.md §2.2).
+    let scopes = b.string("scope").map { $0.split(whereSeparator: { " \t,".contains($0) }).map(String.init) } ?? []
     let claims = idToken.map(IDToken.claims(of:))
     var tokenType = b.string("token_type").map { Redaction.codeWord($0, fallback: "Bearer") } ?? "Bearer"
     if tokenType.lowercased() == "bearer" { tokenType = "Bearer" }

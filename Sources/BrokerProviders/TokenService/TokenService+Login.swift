@@ -62,6 +62,14 @@ extension TokenService {
       if account.provider == .oidc {
         throw ProviderError.loginFailed(account: name, reason: Self.noRefreshTokenReason(account, scopes: scopes))
       }
+      if account.provider == .github {
+        // A token without a refresh token lasts until revoked (an OAuth app's, or a GitHub App's
+        // with expiring user tokens off): not kept yet.
+        throw ProviderError.loginFailed(
+          account: name,
+          reason: "\(Providers.tokenHost(for: account)) issued a token that does not expire, which tokenbroker does not keep yet; "
+            + "use a GitHub App with 'Expire user authorization tokens' on")
+      }
       let hint =
         account.provider == .google
         ? "run 'tokenbroker logout \(name)', then 'tokenbroker login \(name)' (Google sends one only with consent, asked for on a first sign-in)"

@@ -12,6 +12,7 @@ from .azure import AzureProvider
 from .certs import make_certs
 from .control import ControlAPI
 from .faults import FaultInjector
+from .github import GitHub
 from .google import GoogleProvider
 from .oidc import GenericOIDC
 from .options import Options
@@ -52,7 +53,9 @@ class Emulator:
         self.log = RequestLog()
         self.sharepoint = SharePoint(self)
         self.oidc = GenericOIDC(self.store, self.options)
+        self.github = GitHub(self.store, self.options)
         self.router = Router([
+            *self.github.routes(),
             *self.sharepoint.routes(),
             *GoogleProvider(self.store, self.options).routes(),
             *AzureProvider(self.store, self.options).routes(),
@@ -247,5 +250,6 @@ class Emulator:
             self.store.reset()
         self.sharepoint.reset()
         self.oidc.reset()
+        self.github.reset()
         self.faults.clear()
         self.log.clear()
