@@ -17,12 +17,14 @@ struct ExecAccountsTests {
     pasted.mode = .importedCookies
     let google = AccountConfig(name: "g", provider: .google)
     let google2 = AccountConfig(name: "g2", provider: .google)
-    c.accounts = [work, other, site, pasted, google, google2]
+    let gh = AccountConfig(name: "gh", provider: .github)
+    let gh2 = AccountConfig(name: "gh2", provider: .github)
+    c.accounts = [work, other, site, pasted, google, google2, gh, gh2]
     return c
   }
 
   @Test func aSharePointAccountServesThroughItsVia() throws {
-    let (azure, google) = try ExecCommand.accounts(["intranet", "g"], config: Self.config(), usage: "u")
+    let (azure, google, _) = try ExecCommand.accounts(["intranet", "g"], config: Self.config(), usage: "u")
     #expect(azure == "work")
     #expect(google?.name == "g")
     #expect(try ExecCommand.accounts(["g"], config: Self.config(), usage: "u").azure == nil)
@@ -32,6 +34,7 @@ struct ExecAccountsTests {
     for (names, what) in [
       (["work", "other"], "two azure accounts"), (["work", "intranet"], "two azure accounts"),
       (["g", "g2"], "two google accounts"), (["pasted"], "no azure 'via' account"),
+      (["gh", "gh2"], "two github accounts"),
     ] {
       #expect {
         try ExecCommand.accounts(names, config: Self.config(), usage: "u")
@@ -40,5 +43,18 @@ struct ExecAccountsTests {
       }
     }
     #expect(throws: ConfigError.self) { try ExecCommand.accounts(["nobody"], config: Self.config(), usage: "u") }
+  }
+
+  @Test func aGitHubAccountGivesGhItsOwnVariables() throws {
+    let (azure, _, forge) = try ExecCommand.accounts(["work", "gh"], config: Self.config(), usage: "u")
+    #expect(azure == "work")
+    #expect(forge?.name == "gh")
+    var account = AccountConfig(name: "gh", provider: .github)
+    let token = Secret("ghu_T")
+    #expect(ExecCommand.forgeVariables(account, token: token).map { "\($0.0)=\($0.1)" } == ["GH_TOKEN=ghu_T"])
+    account.authority = "https://GHE.example.test:8443"
+    #expect(ExecCommand.forgeVariables(account, token: token).map { "\($0.0)=\($0.1)" } == [
+      "GH_ENTERPRISE_TOKEN=ghu_T", "GH_HOST=ghe.example.test:8443",
+    ])
   }
 }

@@ -204,6 +204,21 @@ hosts = {self.host}
         [refresh] = self.refreshes()
         self.assertEqual(refresh["form"]["client_secret"], "SENTINEL-gh-secret")
 
+    def test_exec_gives_gh_its_enterprise_variables(self):
+        """`exec gh -- COMMAND` on a GitHub Enterprise Server account: COMMAND sees the token in
+        GH_ENTERPRISE_TOKEN and the server in GH_HOST (gh's own variables), refreshed first."""
+        self.emu.github.configure(access_token_lifetime=1)
+        self.login_gh()
+        self.emu.github.configure(access_token_lifetime=28800)
+        time.sleep(1.2)
+        r = self.run_broker("exec", "gh", "--", "sh", "-c", 'printf "%s\\n%s\\n%s\\n" "$GH_ENTERPRISE_TOKEN" "$GH_HOST" "${GH_TOKEN-unset}"')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        token, host, plain = r.stdout.decode().splitlines()
+        self.assertTrue(self.emu.validate_access_token(token))
+        self.assertEqual(host, self.emu.base_url.split("://", 1)[1])
+        self.assertEqual(plain, "unset")
+        self.assertEqual(len(self.refreshes()), 1)
+
     def test_device_flow_outcomes(self):
         """slow_down with HTTP 200 adds 5 s to the gap (measured between polls at the emulator);
         expired_token and access_denied end the sign-in with exit 6; a disabled device flow

@@ -11,7 +11,8 @@ import Synchronization
 /// `tokenbroker exec ACCOUNT [ACCOUNT] -- COMMAND [ARG]...` (interface.md §3, §9): runs COMMAND
 /// with the Azure App Service managed identity endpoint (an azure account, or a sharepoint
 /// account's `via`) and the Compute Engine metadata endpoint (a google account) on 127.0.0.1,
-/// alive exactly as long as COMMAND runs, and exits with COMMAND's status.
+/// alive exactly as long as COMMAND runs, or a github account's token in gh's variables
+/// (interface.md §2.2), and exits with COMMAND's status.
 enum ExecCommand {
   /// Variables that would make an SDK prefer another credential than the endpoints (§9).
   static let removed = [
@@ -35,9 +36,17 @@ enum ExecCommand {
     guard !names.isEmpty else { throw UsageError("missing ACCOUNT", usage: usage) }
     guard names.count <= 2 else { throw UsageError("unexpected argument '\(names[2])'", usage: usage) }
     guard !command.isEmpty else { throw UsageError("missing COMMAND after '--'", usage: usage) }
-    let (azure, google) = try accounts(names, config: try runtime.config(), usage: usage)
+    let (azure, google, forge) = try accounts(names, config: try runtime.config(), usage: usage)
     // Tokens and the IDENTITY_HEADER live in this process as long as COMMAND runs: no core dump.
     ProcessHardening.disableDumping()
+    // A forge account's token is refreshed before COMMAND starts and handed to it in its CLI's
+    // variables: gh and glab read no endpoint. One that cannot be had ends exec with its status.
+    var forgeAdded: [(String, String)] = []
+    if let forge {
+      let token = try await runtime.accessToken(
+        account: forge.name, scopes: ScopeSet(forge.scopes), minValid: nil, forceRefresh: false)
+      forgeAdded = forgeVariables(forge, token: token.accessToken)
+    }
 
     let context = runtime.context
     let reported = Mutex<Set<String>>([])
@@ -49,7 +58,7 @@ enum ExecCommand {
       if reported.withLock({ $0.insert(message).inserted }) { context.say(message) }
     }
     // What exec sets in COMMAND's environment (in this order), over what it removes.
-    var added: [(String, String)] = []
+    var added: [(String, String)] = forgeAdded
     // Config directories of COMMAND's own (az's, gcloud's), removed when it ends.
     var overlays: [@Sendable () -> Void] = []
     var servers: [(server: EndpointServer, name: String, handler: @Sendable (LoopbackRequest) async -> EndpointReply)] = []
