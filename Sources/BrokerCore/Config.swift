@@ -290,6 +290,12 @@ extension ConfigError: CustomStringConvertible {
       return "no account '\(name)' in the config; did you mean '\(suggestion)'?"
     case .unknownAccount(let name, nil):
       return "no account '\(name)' in the config; add an [account \(name)] group (see 'tokenbroker account add --help')"
+    case .hostConflict(let host, let first, let second) where first.hasPrefix("[account ") && second.hasPrefix("[account ")
+      && !host.hasPrefix("*."):
+      // Two accounts on one host (a forge's default `hosts` is a claim too, interface.md §2.2):
+      // path groups tell them apart, as on Azure DevOps.
+      return "host '\(host)' is claimed by both \(first) and \(second); give one of them its own hosts (hosts = claims none) "
+        + "and bind each part of the host to its account with a path group ([host \(host)/ORG] with account = NAME)"
     case .hostConflict(let host, let first, let second):
       return "host '\(host)' is claimed by both \(first) and \(second); keep it in one place in the config"
     }

@@ -31,9 +31,13 @@ import Testing
     #expect(named.account(named: "e")?.gitUsername == "me")
   }
 
-  @Test func twoAccountsOfOneForgeHostAreAConflict() {
-    #expect(throws: ConfigError.self) {
+  @Test func twoAccountsOfOneForgeHostAreAConflictNamingThePathGroupFix() {
+    #expect {
       try ConfigParser.parse(raw([("account a", github), ("account b", github)]))
+    } throws: { error in
+      let text = (error as? ConfigError)?.description ?? ""
+      return text.contains("[account a] and [account b]") && text.contains("[host github.com/ORG] with account = NAME")
+        && text.contains("hosts = claims none")
     }
     #expect((try? ConfigParser.parse(raw([("account a", github), ("account b", github + [("hosts", "")])]))) != nil)
   }
