@@ -1,7 +1,8 @@
 import BrokerWire
 
-/// Where tokenbroker's files are (interface.md §2), computed from the environment (and, without
-/// `XDG_RUNTIME_DIR`, whether `/run/user/$UID` is the user's private directory).
+/// Where tokenbroker's files are (interface.md §2), computed from the environment by the rules of
+/// `FileLocations` and `AgentEndpoint.runtimeDirectory` (and, without `XDG_RUNTIME_DIR`, whether
+/// `/run/user/$UID` is the user's private directory).
 public struct BrokerPaths: Sendable, Equatable {
   /// Config files to read, in order (later ones override key by key).
   public var configFiles: [String]
@@ -33,26 +34,21 @@ public struct BrokerPaths: Sendable, Equatable {
     environment env: [String: String], uid: UInt32, configOverride: String? = nil,
     userRuntimeRoot: String = AgentEndpoint.userRuntimeRoot
   ) {
-    let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/"
-    func xdg(_ name: String, _ fallback: String) -> String {
-      if let v = env[name], v.hasPrefix("/") { return v }
-      return home + "/" + fallback
-    }
-    let configHome = xdg("XDG_CONFIG_HOME", ".config")
-    userConfigFile = configHome + "/tokenbroker/config"
-    if let explicit = configOverride ?? env["TOKENBROKER_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+    let files = FileLocations(environment: { env[$0] })
+    userConfigFile = files.userConfigFile
+    if let explicit = configOverride ?? files.explicitConfigFile {
       configFiles = [explicit]
       configIsExplicit = true
       userConfigFile = explicit
     } else {
-      configFiles = ["/etc/tokenbroker/config", userConfigFile]
+      configFiles = files.defaultConfigFiles
       configIsExplicit = false
     }
     (runtimeDirectory, runtimeDirectoryIsFallback) = AgentEndpoint.runtimeDirectory(
       environment: { env[$0] }, uid: uid, userRuntimeRoot: userRuntimeRoot)
     agentSocket = env["TOKENBROKER_AGENT_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? runtimeDirectory + "/agent.sock"
-    tokenFile = xdg("XDG_DATA_HOME", ".local/share") + "/tokenbroker/tokens.json"
-    encryptedTokenFile = xdg("XDG_DATA_HOME", ".local/share") + "/tokenbroker/tokens.enc"
-    cacheDirectory = xdg("XDG_CACHE_HOME", ".cache") + "/tokenbroker"
+    tokenFile = files.dataDirectory + "/tokens.json"
+    encryptedTokenFile = files.dataDirectory + "/tokens.enc"
+    cacheDirectory = files.cacheDirectory
   }
 }

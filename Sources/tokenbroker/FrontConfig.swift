@@ -9,7 +9,7 @@ enum FrontConfig {
   /// The `--config` / `TOKENBROKER_CONFIG` file as an absolute path, or "" for the default files.
   /// Environment only (and the working directory for a relative path): no file is opened.
   static func file(route: AgentRoute) -> String {
-    guard let explicit = route.configFile ?? env("TOKENBROKER_CONFIG").flatMap({ $0.isEmpty ? nil : $0 }) else {
+    guard let explicit = route.configFile ?? FileLocations(environment: env).explicitConfigFile else {
       return ""
     }
     return absolute(explicit)
@@ -25,9 +25,7 @@ enum FrontConfig {
       guard access(file, R_OK) == 0 else { return false }
       files = [file]
     } else {
-      let home = env("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? "/"
-      let configHome = env("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
-      files = ["/etc/tokenbroker/config", configHome + "/tokenbroker/config"]
+      files = FileLocations(environment: env).defaultConfigFiles
     }
     return (KeyFileReader.value(group: "broker", key: "agent", files: files) ?? "auto") == "auto"
   }

@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerStore
+import BrokerWire
 
 /// `tokenbroker account add NAME --provider P [--KEY VALUE]... [--replace]` and
 /// `tokenbroker account remove NAME`: edit the user's config file (or the `--config` /
@@ -148,7 +149,7 @@ enum AccountCommand {
 /// What is read before the config file tokenbroker edits (`system`: `/etc/tokenbroker/config`,
 /// none with `--config`).
 struct ConfigFiles {
-  static let systemFile = "/etc/tokenbroker/config"
+  static let systemFile = FileLocations.systemConfigFile
   var system: RawConfig
 
   /// - Throws: `ConfigError.unreadable` when a file exists but cannot be parsed.
