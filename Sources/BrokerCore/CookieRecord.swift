@@ -65,7 +65,9 @@ public struct CookieRecord: Sendable, Equatable {
     }
     return CookieRecord(
       cookies: d.cookies.map {
-        StoredCookie(name: $0.name, value: Secret($0.value), domain: $0.domain, path: $0.path, expires: $0.expires, httpOnly: $0.http_only, secure: $0.secure)
-      }, obtainedAt: d.obtained_at, expiresOn: d.expires_on)
+        StoredCookie(
+          name: $0.name, value: Secret($0.value), domain: $0.domain, path: $0.path, expires: OutsideTime.bounded($0.expires),
+          httpOnly: $0.http_only, secure: $0.secure)
+      }, obtainedAt: OutsideTime.bounded(d.obtained_at), expiresOn: OutsideTime.bounded(d.expires_on))
   }
 }

@@ -88,8 +88,8 @@ public struct RefreshTokenRecord: Sendable, Equatable {
     }
     return RefreshTokenRecord(
       refreshToken: Secret(d.refresh_token), identity: d.identity, tenant: d.tenant, objectID: d.oid,
-      obtainedAt: d.obtained_at, clientID: d.client_id, subject: d.sub, nonce: d.nonce, rotations: max(0, d.rotations ?? 0),
-      expiresOn: d.expires_on)
+      obtainedAt: OutsideTime.bounded(d.obtained_at), clientID: d.client_id, subject: d.sub, nonce: d.nonce,
+      rotations: min(max(0, d.rotations ?? 0), Int(OutsideTime.limit)), expiresOn: d.expires_on.map(OutsideTime.bounded))
   }
 }
 
@@ -154,10 +154,10 @@ public struct AccessTokenRecord: Sendable, Equatable {
     }
     // An ID token counts only with its expiry (a half-written pair is none).
     let id = d.id_token.flatMap { $0.isEmpty ? nil : $0 }
-    let idExpiry = id == nil ? nil : d.id_token_expires_on
+    let idExpiry = id == nil ? nil : d.id_token_expires_on.map(OutsideTime.bounded)
     return AccessTokenRecord(
-      accessToken: Secret(d.access_token), expiresOn: d.expires_on, scopes: d.scopes, tokenType: d.token_type ?? "Bearer",
-      obtainedAt: d.obtained_at, idToken: idExpiry == nil ? nil : id.map(Secret.init), idTokenExpiresOn: idExpiry)
+      accessToken: Secret(d.access_token), expiresOn: OutsideTime.bounded(d.expires_on), scopes: d.scopes,
+      tokenType: d.token_type ?? "Bearer", obtainedAt: d.obtained_at.map(OutsideTime.bounded), idToken: idExpiry == nil ? nil : id.map(Secret.init), idTokenExpiresOn: idExpiry)
   }
 }
 

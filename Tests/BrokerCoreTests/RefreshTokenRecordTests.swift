@@ -77,4 +77,25 @@ import Testing
     }
     #expect(try RefreshTokenRecord.decode(documents[0], item: "x").refreshToken == Secret(odd))
   }
+
+  /// A stored document's times at the edge of Int64 (a damaged or planted item) are bounded when
+  /// read, so `expiresOn - now` and the like cannot overflow.
+  @Test func extremeStoredTimesAreBounded() throws {
+    let refresh = try RefreshTokenRecord.decode(
+      Secret(#"{"v":1,"refresh_token":"RT","obtained_at":-9223372036854775808,"expires_on":9223372036854775807,"rotations":9223372036854775807}"#),
+      item: "x")
+    #expect(refresh.obtainedAt == -OutsideTime.limit)
+    #expect(refresh.expiresOn == OutsideTime.limit)
+    #expect(refresh.rotations == Int(OutsideTime.limit))
+    let access = try AccessTokenRecord.decode(
+      Secret(#"{"v":1,"access_token":"AT","expires_on":-9223372036854775808,"scopes":[],"obtained_at":9223372036854775807}"#),
+      item: "y")
+    #expect(access.expiresOn == -OutsideTime.limit)
+    #expect(access.obtainedAt == OutsideTime.limit)
+    let cookies = try CookieRecord.decode(
+      Secret(#"{"v":1,"cookies":[{"name":"n","value":"v","domain":"d","path":"/","expires":9223372036854775807,"http_only":true,"secure":true}],"obtained_at":0,"expires_on":-9223372036854775808}"#),
+      item: "z")
+    #expect(cookies.cookies.first?.expires == OutsideTime.limit)
+    #expect(cookies.expiresOn == -OutsideTime.limit)
+  }
 }

@@ -91,11 +91,14 @@ private enum JSONValue: Decodable, Sendable, Equatable {
     }
   }
 
+  /// The number, bounded to ±`OutsideTime.limit`: every integer a provider sends (lifetimes,
+  /// intervals, claims, error codes) is far smaller, and a larger one must not overflow the
+  /// arithmetic it goes into.
   var lenientInt: Int? {
     switch self {
-    case .int(let i): return Int(exactly: i)
+    case .int(let i): return Int(exactly: i).map(OutsideTime.bounded)
     case .double(let d): return d.isFinite && abs(d) < 1e12 ? Int(d) : nil
-    case .string(let s): return Int(s.trimmingSpaces())
+    case .string(let s): return Int(s.trimmingSpaces()).map(OutsideTime.bounded)
     default: return nil
     }
   }

@@ -17,11 +17,11 @@ enum ThrottleWait {
   /// Okta's `X-Rate-Limit-Reset` (Unix seconds when the limit resets); nil when it names none.
   static func seconds(_ response: HTTPResponse, now: Int64) -> Int? {
     if let text = response.header("Retry-After")?.trimmingSpaces(), !text.isEmpty {
-      if let delay = Double(text), delay.isFinite { return clamp(Int64(delay.rounded(.up))) }
-      if let date = httpDate(text) { return clamp(date - now) }
+      if let delay = Double(text).flatMap(OutsideTime.bounded) { return clamp(delay) }
+      if let date = httpDate(text) { return clamp(OutsideTime.bounded(date) - now) }
     }
     if let text = response.header("X-Rate-Limit-Reset")?.trimmingSpaces(), let reset = Int64(text) {
-      return clamp(reset - now)
+      return clamp(OutsideTime.bounded(reset) - now)
     }
     return nil
   }

@@ -19,8 +19,8 @@ enum SetCookie {
       let kv = attribute.split(separator: "=", maxSplits: 1).map { String($0).trimmingSpaces() }
       let value = kv.count > 1 ? kv[1] : ""
       switch kv.first?.lowercased() ?? "" {
-      case "expires": if let t = HTTPDate.parse(value) { cookie.expires = t }
-      case "max-age": maxAge = Int64(value)
+      case "expires": if let t = HTTPDate.parse(value) { cookie.expires = OutsideTime.bounded(t) }
+      case "max-age": maxAge = Int64(value).map(OutsideTime.bounded)
       case "path": if value.hasPrefix("/") { cookie.path = value }
       case "domain":
         let d = value.hasPrefix(".") ? String(value.dropFirst()) : value

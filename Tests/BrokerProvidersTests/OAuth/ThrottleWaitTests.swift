@@ -38,4 +38,12 @@ import Testing
     #expect(ThrottleWait.seconds(Self.response([("Retry-After", "soon")]), now: Self.now) == nil)
     #expect(ThrottleWait.httpDate("Sun, 36 Nov 1994 08:49:37 GMT") == nil)
   }
+
+  /// A delay or a reset time too large for Int64 arithmetic is the longest hold, never a trap.
+  @Test(arguments: ["1e300", "9223372036854775807", "-1e300"])
+  func delaysBeyondTheClockAreBounded(text: String) {
+    let expected = text.hasPrefix("-") ? 1 : ThrottleWait.maxSeconds
+    #expect(ThrottleWait.seconds(Self.response([("Retry-After", text)]), now: Self.now) == expected)
+    #expect(ThrottleWait.seconds(Self.response([("X-Rate-Limit-Reset", "-9223372036854775808")]), now: Self.now) == 1)
+  }
 }

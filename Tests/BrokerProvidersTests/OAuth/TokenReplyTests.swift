@@ -80,4 +80,15 @@ import Testing
   @Test func anAlreadyExpiredTokenIsRefused() {
     #expect(throws: ProviderError.self) { try grant(#"{"access_token":"AT","expires_in":0}"#) }
   }
+
+  /// Lifetimes at the edge of Int64 are bounded (OutsideTime), not added to the clock: the sum
+  /// overflowed and stopped the program after the provider had rotated the refresh token (found
+  /// by make fuzz, seed Tests/Fuzz/Corpus/token-reply/expires-in-overflow).
+  @Test func lifetimesTooLargeForTheClockAreBoundedNotOverflowed() throws {
+    let huge = try grant(#"{"access_token":"AT","refresh_token":"RT","expires_in":9223372036854775807,"refresh_token_expires_in":"9223372036854775807"}"#)
+    #expect(huge.expiresOn == 1000 + OutsideTime.limit)
+    #expect(huge.refreshTokenExpiresOn == 1000 + OutsideTime.limit)
+    #expect(huge.refreshToken == Secret("RT"))
+    #expect(throws: ProviderError.self) { try grant(#"{"access_token":"AT","expires_in":-9223372036854775808}"#) }
+  }
 }

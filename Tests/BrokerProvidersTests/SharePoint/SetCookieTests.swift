@@ -38,4 +38,10 @@ import Testing
     #expect(HTTPDate.parse("yesterday") == nil)
     #expect(HTTPDate.parse("Sun, 32 Nov 2026 18:00:00 GMT") == nil)
   }
+
+  /// A Max-Age too large for the clock is bounded, not added to it.
+  @Test func maxAgeBeyondTheClockIsBounded() throws {
+    let c = try #require(SetCookie.parse("a=b; Max-Age=9223372036854775807", defaultDomain: "x.example", now: 1_800_000_000))
+    #expect(c.expires == 1_800_000_000 + OutsideTime.limit)
+  }
 }
