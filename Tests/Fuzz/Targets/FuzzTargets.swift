@@ -41,15 +41,19 @@ let targets: [String: @Sendable ([UInt8]) -> Void] = [
   "wwwauth": { bytes in
     _ = BearerChallenge.parse(String(decoding: bytes, as: UTF8.self))
   },
-  // A token endpoint's reply body (RFC 6749 §5.1, §5.2) and any error in it.
+  // A token endpoint's reply body (RFC 6749 §5.1, §5.2) and any error in it, as JSON and as the
+  // form-encoded body GitHub sends unless asked for JSON.
   "token-reply": { bytes in
-    _ = try? TokenReply.grant(from: bytes, requested: ScopeSet(["openid", "offline_access"]), now: 1_800_000_000, host: "login.example")
-    _ = OAuthErrorReply.parse(bytes, status: 400, secrets: ["refresh-secret"])
-    _ = OAuthErrorReply.parse(bytes, status: 200, secrets: [])
+    for body in [bytes, FormReply.json(bytes)] {
+      _ = try? TokenReply.grant(from: body, requested: ScopeSet(["openid", "offline_access"]), now: 1_800_000_000, host: "login.example")
+      _ = OAuthErrorReply.parse(body, status: 400, secrets: ["refresh-secret"])
+      _ = OAuthErrorReply.parse(body, status: 200, secrets: [])
+    }
   },
-  // A device authorization reply (RFC 8628 §3.2).
+  // A device authorization reply (RFC 8628 §3.2), as JSON and form-encoded.
   "device-reply": { bytes in
     _ = try? DeviceAuthorizationReply.parse(bytes, now: 1_800_000_000, host: "login.example")
+    _ = try? DeviceAuthorizationReply.parse(FormReply.json(bytes), now: 1_800_000_000, host: "github.example")
   },
   // An OpenID Connect discovery document (OpenID Connect Discovery 1.0 §4).
   "discovery": { bytes in
