@@ -164,6 +164,32 @@ struct LibsecretStoreTests {
     #expect(try await store.soleSecret(key) == nil)
   }
 
+  /// A load that finds nothing while another process holds the write lock (its save may be
+  /// between a delete and the write it makes again) looks again once the lock is released: here
+  /// the item comes from another process (secret-tool) while the lock is held.
+  @Test func aLoadThatFindsNothingWhileTheWriteLockIsHeldLooksAgainAfterIt() async throws {
+    let lock = TempDir().path + "/keyring.lock"
+    let key = ItemKey.refreshToken(uniqueAccount("wait"))
+    var held = WriteLock(path: lock, keepWaiting: { false })
+    #expect(held != nil)
+    let reader = LibsecretStore(writeLock: lock)
+    let loading = Task { try await reader.load(key) }
+    let tool = Process()
+    tool.executableURL = URL(fileURLWithPath: "/usr/bin/secret-tool")
+    tool.arguments = ["store", "--label", "written meanwhile"]
+      + (key.attributes + [("xdg:schema", "org.tokenbroker.Secret")]).flatMap { [$0.0, $0.1] }
+    let input = Pipe()
+    tool.standardInput = input
+    try tool.run()
+    input.fileHandleForWriting.write(Data("RT_meanwhile".utf8))
+    try input.fileHandleForWriting.close()
+    tool.waitUntilExit()
+    #expect(tool.terminationStatus == 0)
+    held = nil
+    #expect(try await loading.value == Secret("RT_meanwhile"))
+    try await store.delete(key)
+  }
+
   @Test func versionNamesLibsecret() {
     #expect(LibsecretStore.libraryVersion.hasPrefix("libsecret 0."))
   }

@@ -66,6 +66,18 @@ func isShortKeyRefused(_ error: UnsafeMutablePointer<GError>) -> Bool {
   return String(cString: message).contains("Client public key size is invalid")
 }
 
+/// True when a store operation failed because the service and libsecret derived different keys
+/// for the session (README "Keyrings"): kwalletd answers an item it cannot decrypt with "Can't
+/// find session …" (its own `CreateItem`/`SetSecret` wording, though the session is there), and
+/// libsecret a secret it cannot decrypt with "Received invalid secret from the secret storage".
+/// kwalletd 5 derives the key from the Diffie-Hellman shared secret without its leading zero
+/// bytes (libsecret keeps all 128), and reads a client key that begins with 0xff as another number;
+/// about one session in 170 is such. A new session (a new connection) has a new key.
+func isSessionKeyMismatch(_ error: StoreError) -> Bool {
+  guard case .backend(let detail) = error else { return false }
+  return detail.hasPrefix("Can't find session ") || detail == "Received invalid secret from the secret storage"
+}
+
 /// True when `error` (not consumed) is libsecret's own "No such secret item at path: …" (a
 /// `G_DBUS_ERROR_UNKNOWN_METHOD` raised when a new item proxy's properties cannot load), which
 /// after `CreateItem` answered means the item was deleted at once, not that CreateItem failed

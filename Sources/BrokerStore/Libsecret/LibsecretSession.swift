@@ -202,6 +202,12 @@ final class LibsecretSession {
     return read
   }
 
+  /// True when an unlocked item of tokenbroker's schema matching `attributes`, found by a new
+  /// search, holds `bytes`.
+  func holds(_ bytes: [UInt8], _ attributes: [(String, String)]) throws(StoreError) -> Bool {
+    try stored(search(attributes).filter { !$0.isLocked }).contains { $0.bytes == bytes }
+  }
+
   func isLocked(collection: LibsecretObject) -> Bool {
     secret_collection_get_locked(collection.pointer(SecretCollection.self)) != 0
   }

@@ -53,41 +53,57 @@ public final class LibsecretStore: SecretStore {
   /// (same attributes), the newest by `DocumentAge` is read (by `Modified`, then D-Bus path, only
   /// between documents that do not tell); the others are deleted, unless a `save` holds
   /// `writeLock` now (between writing its item and deleting the older ones: it tidies them).
+  /// None found while another process holds `writeLock` is looked for again when it is released.
   /// - Throws: `.locked` when only locked items match, or none does while the default collection
   ///   is locked (nothing can be known then); `.corrupt` when the secret is not UTF-8;
   ///   `.unavailable`, `.timedOut`, `.backend`.
   public func load(_ key: ItemKey) async throws -> Secret? {
     try await perform { [writeLock] session throws(StoreError) in
-      // The usual case, one item of ours and unlocked, in two round trips; anything else below.
-      if let bytes = try session.soleSecret(key.attributes) {
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw StoreError.corrupt(item: key.description) }
-        return Secret(text)
-      }
-      for _ in 1...3 {
-        let items = try session.search(key.attributes)
-        let unlocked = items.filter { !$0.isLocked }
-        if unlocked.isEmpty {
-          if items.isEmpty, try !session.defaultCollectionIsLocked() { return nil }
-          throw try session.lockedItemsError(items)
-        }
-        let read = try session.stored(unlocked)
-        guard let newest = read.max(by: StoredItem.isOlder) else { continue }
-        if read.count > 1, writeLock.map({ path in WriteLock(path: path, keepWaiting: { false }) != nil }) ?? true {
-          for other in read where other.item.path != newest.item.path { try? session.delete(other.item) }
-        }
-        guard let text = String(validating: newest.bytes, as: UTF8.self) else {
-          throw StoreError.corrupt(item: key.description)
-        }
-        return Secret(text)
-      }
-      return nil  // found and gone again each time: deleted meanwhile
+      if let secret = try Self.newest(key, in: session, writeLock: writeLock) { return secret }
+      // None while another process holds `writeLock`: its `save` may be between a delete and
+      // the write it makes again. Looked for again once it is done, or at the deadline (then the
+      // search says "timed out", not "absent").
+      guard let writeLock, WriteLock(path: writeLock, keepWaiting: { false }) == nil else { return nil }
+      _ = WriteLock(path: writeLock, keepWaiting: { !session.deadline.expired })
+      return try Self.newest(key, in: session, writeLock: writeLock)
     }
+  }
+
+  /// `load`'s search: the newest unlocked matching item's document, or nil.
+  private static func newest(_ key: ItemKey, in session: LibsecretSession, writeLock: String?) throws(StoreError)
+    -> Secret?
+  {
+    // The usual case, one item of ours and unlocked, in two round trips; anything else below.
+    if let bytes = try session.soleSecret(key.attributes) {
+      guard let text = String(validating: bytes, as: UTF8.self) else { throw StoreError.corrupt(item: key.description) }
+      return Secret(text)
+    }
+    for _ in 1...3 {
+      let items = try session.search(key.attributes)
+      let unlocked = items.filter { !$0.isLocked }
+      if unlocked.isEmpty {
+        if items.isEmpty, try !session.defaultCollectionIsLocked() { return nil }
+        throw try session.lockedItemsError(items)
+      }
+      let read = try session.stored(unlocked)
+      guard let newest = read.max(by: StoredItem.isOlder) else { continue }
+      if read.count > 1, writeLock.map({ path in WriteLock(path: path, keepWaiting: { false }) != nil }) ?? true {
+        for other in read where other.item.path != newest.item.path { try? session.delete(other.item) }
+      }
+      guard let text = String(validating: newest.bytes, as: UTF8.self) else {
+        throw StoreError.corrupt(item: key.description)
+      }
+      return Secret(text)
+    }
+    return nil  // found and gone again each time: deleted meanwhile
   }
 
   /// Stores `secret` under `key` as a new item, reads it back, then deletes the other unlocked
   /// items with the same attributes (by D-Bus path) unless their document is newer
   /// (`DocumentAge`: another writer's); all of it holding `writeLock`, when given and it can be
-  /// taken in time. The new item goes into the collection of the newest unlocked item it
+  /// taken in time. Matching items without a document (kwalletd leaves one behind when it cannot
+  /// decrypt a new item's secret) are deleted before the write; after the deletes a search must
+  /// find the new document, or it is written once more. The new item goes into the collection of the newest unlocked item it
   /// replaces, else into the `default` alias's (`LibsecretSession.writeCollection`): KeePassXC
   /// moves `default` with the active database, and a rotated token written elsewhere than its
   /// predecessor failed on a locked database after the provider had rotated it. The item is never written with
@@ -103,7 +119,13 @@ public final class LibsecretStore: SecretStore {
     try await perform { [writeLock] session throws(StoreError) in
       let lock = writeLock.flatMap { path in WriteLock(path: path, keepWaiting: { !session.deadline.expired }) }
       defer { withExtendedLifetime(lock) {} }
-      let older = try session.stored(session.search(key.attributes).filter { !$0.isLocked })
+      let found = try session.stored(session.search(key.attributes).filter { !$0.isLocked })
+      // Items without a document go first: kwalletd leaves one behind when it cannot decrypt a
+      // CreateItem's secret (its attributes, no wallet entry) and gives the next item of the same
+      // label that same wallet entry, so deleting the one left behind after the write deleted the
+      // new item with it (the rotated refresh token was lost). One that cannot be deleted is kept.
+      for empty in found where empty.bytes.isEmpty { try? session.delete(empty.item) }
+      let older = found.filter { !$0.bytes.isEmpty }
       let collection = try session.writeCollection(beside: older.max(by: StoredItem.isOlder)?.item)
       let bytes = Array(secret.revealed.utf8)
       // Gone already: another process deleted it after the write (a `logout`), which stands.
@@ -115,10 +137,20 @@ public final class LibsecretStore: SecretStore {
         throw StoreError.readBackMismatch
       }
       let age = DocumentAge(document: bytes)
+      var deleted = false
       for other in older where other.item.path != made.path {
         if let age, let their = other.age, their.isNewer(than: age) { continue }
         try? session.delete(other.item)
+        deleted = true
       }
+      // A search must find the document now: a service that keys items by anything but their
+      // D-Bus path may have deleted the new item with an older one (its path then reads another
+      // document or none), and it is written once more. A new item that is gone was deleted by
+      // another process (a `logout`), which stands.
+      guard deleted, try !session.holds(bytes, key.attributes), try session.secret(of: made) != nil else { return }
+      guard try session.create(in: collection, attributes: key.attributes, label: label, text: secret.revealed) != nil,
+        try session.holds(bytes, key.attributes)
+      else { throw StoreError.readBackMismatch }
     }
   }
 
@@ -211,21 +243,32 @@ public final class LibsecretStore: SecretStore {
     ) {
       defer { deadline.finish() }
       Self.keepOnlyCurrentConnection(deadline: deadline)
-      let session = try LibsecretSession(deadline: deadline)
-      do {
-        return try body(session)
-      } catch StoreError.locked {
-        // A wallet KWallet opened at login reads locked until asked; asked, the operation runs again.
-        guard try session.unlockWalletOpenedAtLogin() else { throw StoreError.locked }
-        return try body(session)
-      } catch StoreError.backend(let detail) where detail.hasPrefix("Can't find session ") && !deadline.expired {
-        // kwalletd now and then no longer knows a session it opened for this connection (2 calls
-        // in about 45 tests' worth, under load): a new connection opens a new one, and the
-        // operation runs again (a save whose item was made before the loss makes it again and
-        // keeps one).
-        secret_service_disconnect()
-        return try body(try LibsecretSession(deadline: deadline))
+      var session = try LibsecretSession(deadline: deadline)
+      var sessions = 1
+      while true {
+        do {
+          do {
+            return try body(session)
+          } catch StoreError.locked {
+            // A wallet KWallet opened at login reads locked until asked; asked, the operation runs again.
+            guard try session.unlockWalletOpenedAtLogin() else { throw StoreError.locked }
+            return try body(session)
+          }
+        } catch let error as StoreError
+          where isSessionKeyMismatch(error) && sessions < Self.sessionAttempts && !deadline.expired
+        {
+          // A session whose key the service derived otherwise (kwalletd: about one in 170) can
+          // neither read nor write: a new connection opens a new session, and the operation runs
+          // again (a save whose item kwalletd left behind deletes it before writing: `save`).
+          sessions += 1
+          secret_service_disconnect()
+          session = try LibsecretSession(deadline: deadline)
+        }
       }
     }
   }
+
+  /// How many sessions one operation opens at most while the service and libsecret disagree on
+  /// their key (`isSessionKeyMismatch`).
+  static let sessionAttempts = 3
 }

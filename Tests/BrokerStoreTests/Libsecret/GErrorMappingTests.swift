@@ -31,4 +31,16 @@ import Testing
     #expect(!GErrorMappingProbe.isShortKeyRefused(Self.invalidArgs, "createDLGroup failed: maybe libqca-ossl is missing"))
     #expect(!GErrorMappingProbe.isShortKeyRefused("org.freedesktop.DBus.Error.Failed", "Client public key size is invalid"))
   }
+
+  @Test func aSessionKeyTheServiceDerivedOtherwiseIsToldApartFromOtherFailures() {
+    // kwalletd's answer to a new item it cannot decrypt, and libsecret's to a secret it cannot.
+    let created = GErrorMappingProbe.storeError(
+      "org.qtproject.QtDBus.Error.InvalidObjectPath", "Can't find session /org/freedesktop/secrets/session/7",
+      connecting: false)
+    #expect(isSessionKeyMismatch(created))
+    #expect(isSessionKeyMismatch(.backend(detail: "Received invalid secret from the secret storage")))
+    #expect(!isSessionKeyMismatch(GErrorMappingProbe.storeError(Self.invalidArgs, "Can't find item at path /x", connecting: false)))
+    #expect(!isSessionKeyMismatch(.locked))
+    #expect(!isSessionKeyMismatch(.unavailable(detail: "Can't find session /s")))
+  }
 }
