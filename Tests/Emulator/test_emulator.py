@@ -196,6 +196,25 @@ class RefreshTest(EmulatorTest):
         self.assertEqual(set(info), {"uid", "utid"})
         self.assertEqual(self.refresh(rt1)[0], 200)  # Azure accepts a rotated-away token
 
+    def test_clock_offset_puts_every_time_on_the_providers_clock(self):
+        """`clock_offset`: ID tokens' and JWT access tokens' `iat`/`exp` and a resource's judgement
+        of an access token are on the provider's clock, `expires_in` is a duration on any;
+        `id_token_lifetime` is `exp` − `iat` of ID tokens."""
+        self.emu.configure(clock_offset=600, id_token_lifetime=60, azure_jwt_access_tokens=True)
+        body = self.client.sign_in()
+        claims = _claims(body["id_token"])
+        self.assertEqual(claims["exp"] - claims["iat"], 60)
+        self.assertAlmostEqual(claims["iat"], time.time() + 600, delta=5)
+        self.assertAlmostEqual(_claims(body["access_token"])["exp"], time.time() + 600 + 3600, delta=5)
+        self.assertEqual(body["expires_in"], 3600)
+        self.emu.configure(clock_offset=0)
+        status, body = self.refresh(body["refresh_token"])
+        self.assertEqual(status, 200, body)
+        self.assertAlmostEqual(_claims(body["id_token"])["iat"], time.time(), delta=5)
+        self.assertIsNotNone(self.emu.validate_access_token(body["access_token"]))
+        self.emu.configure(clock_offset=3601)  # the provider's clock past the token's exp
+        self.assertIsNone(self.emu.validate_access_token(body["access_token"]))
+
     def test_strict_reuse_and_family_revocation(self):
         self.emu.configure(refresh_token_reuse="reject")
         rt1 = self.client.sign_in()["refresh_token"]

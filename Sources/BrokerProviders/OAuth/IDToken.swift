@@ -41,8 +41,10 @@ public struct IDTokenClaims: Sendable, Equatable, CustomStringConvertible, Custo
   var iss, azp, nonce: String?
   /// `aud`: one string or an array of them.
   var aud: [String] = []
-  /// `exp`, Unix seconds.
+  /// `exp`, Unix seconds on the provider's clock.
   var exp: Int64?
+  /// `iat`, Unix seconds on the provider's clock.
+  var iat: Int64?
 
   static let unreadable = IDTokenClaims(isReadable: false)
 
@@ -75,6 +77,7 @@ public struct IDTokenClaims: Sendable, Equatable, CustomStringConvertible, Custo
     nonce = c.string("nonce")
     aud = c.string("aud").map { [$0] } ?? c.strings("aud") ?? []
     exp = c.int("exp").map(Int64.init)
+    iat = c.int("iat").map(Int64.init)
   }
 }
 

@@ -134,16 +134,20 @@ public struct TokenService: Sendable {
 /// An ID token as it is cached next to the access token of its reply.
 struct KeptIDToken: Sendable {
   var value: Secret
-  /// Unix seconds: the token's `exp` claim.
+  /// Unix seconds on this machine's clock when the token expires (`TokenGrant.keptIDToken`).
   var expiresOn: Int64
 }
 
 extension TokenGrant {
   /// The reply's ID token, when it has one whose `exp` can be read (a kube-apiserver refuses one
-  /// without); nil otherwise.
+  /// without); nil otherwise. `exp` and `iat` are written by the provider's clock, so with both
+  /// the token expires on this machine's clock at the reply's arrival plus `exp` − `iat`: judged
+  /// by `exp` alone, a clock minutes behind handed out ID tokens the cluster had already refused,
+  /// and one ahead dropped fresh ones (docs/bug-cases-4.md Y03). Without `iat`, `exp`.
   var keptIDToken: KeptIDToken? {
     guard let value = idTokenValue, let exp = idToken?.exp else { return nil }
-    return KeptIDToken(value: value, expiresOn: exp)
+    guard let iat = idToken?.iat, let receivedAt, exp > iat else { return KeptIDToken(value: value, expiresOn: exp) }
+    return KeptIDToken(value: value, expiresOn: receivedAt + (exp - iat))
   }
 }
 

@@ -41,9 +41,10 @@ enum OIDCFixtures {
 
   static func idToken(
     nonce: String? = nil, aud: String = clientID, iss: String = issuer, exp: Int64 = Fixtures.start + 3600,
-    sub: String? = "u-1"
+    sub: String? = "u-1", iat: Int64? = nil
   ) -> String {
     var claims = #""iss":"\#(iss)","aud":"\#(aud)","exp":\#(exp),"preferred_username":"alice""#
+    if let iat { claims += #","iat":\#(iat)"# }
     if let sub { claims += #","sub":"\#(sub)""# }
     if let nonce { claims += #","nonce":"\#(nonce)""# }
     return Fixtures.jwt("{" + claims + "}")

@@ -64,6 +64,32 @@ import Testing
     #expect(requests.allSatisfy { $0.formFields["scope"]?.split(separator: " ").contains("openid") == true })
   }
 
+  /// docs/bug-cases-4.md Y03: `exp` and `iat` are the provider's clock; the ID token expires on
+  /// this machine's at the reply's arrival plus `exp` − `iat`. Provider 10 minutes ahead, 60 s
+  /// tokens: refreshed after 60 s (it was handed out for 660 s, dead at the cluster after 60).
+  @Test func test_Y03_anIDTokenFromAProviderClockAheadExpiresByItsLifetime() async throws {
+    let id1 = OIDCFixtures.idToken(exp: Fixtures.start + 660, iat: Fixtures.start + 600)
+    let id2 = OIDCFixtures.idToken(exp: Fixtures.start + 730, iat: Fixtures.start + 670)
+    let h = try await harness([reply(at: "AT-1", idToken: id1), reply(at: "AT-2", idToken: id2)])
+    #expect(try await get(h, .idToken).expiresOn == Fixtures.start + 60)
+    h.time.advance(by: 70)
+    let t = try await get(h, .idToken)
+    #expect(t.accessToken == Secret(id2))
+    #expect(t.expiresOn == Fixtures.start + 130)
+    #expect(OIDCFixtures.nonDiscovery(h.transport).count == 2)
+  }
+
+  /// Y03, the provider 7 minutes behind: a fresh 300 s ID token's `exp` is already past on this
+  /// machine's clock; it is handed out, expiring 300 s from its arrival (it was refused as
+  /// "already expired").
+  @Test func test_Y03_anIDTokenFromAProviderClockBehindIsHandedOut() async throws {
+    let id1 = OIDCFixtures.idToken(exp: Fixtures.start - 120, iat: Fixtures.start - 420)
+    let h = try await harness([reply(at: "AT-1", idToken: id1)])
+    let t = try await get(h, .idToken)
+    #expect(t.accessToken == Secret(id1))
+    #expect(t.expiresOn == Fixtures.start + 300)
+  }
+
   @Test func test_X08_aRefreshWithoutAnIDTokenIsSignInNeededAndKeepsTheRotatedRefreshToken() async throws {
     let h = try await harness([reply(at: "AT-1", rt: "RT-2", idToken: nil)])
     await #expect(

@@ -20,7 +20,6 @@ from .web import NO_STORE, Route, html_response, json_response, redirect
 
 DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 SPECIAL_TENANTS = ("common", "organizations", "consumers")
-ID_TOKEN_LIFETIME = 3600
 
 
 class Refusal(NamedTuple):
@@ -314,9 +313,9 @@ class AzureProvider:
         if refresh_token is not None:
             body["refresh_token"] = refresh_token
         if "openid" in scopes:
-            now = int(time.time())
+            now = self.options.wall_time()
             claims = {"aud": client_id, "iss": f"{req.base_url}/{tid}/v2.0", "iat": now,
-                      "nbf": now, "exp": now + ID_TOKEN_LIFETIME, "name": user.name,
+                      "nbf": now, "exp": now + int(self.options.id_token_lifetime), "name": user.name,
                       "oid": user.oid, "preferred_username": user.username,
                       "sub": tokens.pairwise_sub(user.oid, client_id), "tid": tid, "ver": "2.0"}
             if nonce:

@@ -15,7 +15,6 @@ import base64
 import functools
 import hashlib
 import secrets
-import time
 from typing import NamedTuple
 
 from . import browser, tokens
@@ -23,7 +22,6 @@ from .store import GrantError
 from .web import NO_STORE, Route, json_response
 
 DEVICE_CODE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
-ID_TOKEN_LIFETIME = 3600
 
 
 class Refusal(NamedTuple):
@@ -210,14 +208,14 @@ class GoogleProvider:
         if self.options.announce_refresh_token_lifetime and left is not None:
             body["refresh_token_expires_in"] = left
         if "openid" in scopes:
-            now = int(time.time())
+            now = self.options.wall_time()
             iss = f"{req.base_url}/google"
             if self.options.google_iss_without_scheme:
                 iss = iss.split("://", 1)[1]
             claims = {"iss": iss, "azp": client_id, "aud": client_id,
                       "sub": _sub(user), "email": user.username, "email_verified": True,
                       "name": user.name, "at_hash": secrets.token_urlsafe(16), "iat": now,
-                      "exp": now + ID_TOKEN_LIFETIME}
+                      "exp": now + int(self.options.id_token_lifetime)}
             if nonce:
                 claims["nonce"] = nonce
             body["id_token"] = tokens.id_token(claims)
@@ -243,7 +241,7 @@ class GoogleProvider:
         return json_response({
             "azp": info["client_id"], "aud": info["client_id"], "sub": _sub(user),
             "scope": info["scope"], "exp": str(info["exp"]),
-            "expires_in": str(max(0, info["exp"] - int(time.time()))), "email": user.username,
+            "expires_in": str(max(0, info["exp"] - self.options.wall_time())), "email": user.username,
             "email_verified": "true", "access_type": "offline"})
 
     def userinfo(self, req):

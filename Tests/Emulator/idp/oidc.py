@@ -19,7 +19,6 @@ a dict of claims to set (a value None removes the claim), or None for a reply wi
 """
 
 import base64
-import time
 from urllib.parse import quote
 
 from . import browser, tokens
@@ -27,7 +26,6 @@ from .google import DEVICE_CODE_GRANT
 from .store import GrantError
 from .web import NO_STORE, Route, json_response
 
-ID_TOKEN_LIFETIME = 3600
 
 
 def _error(error, description, status=400):
@@ -181,10 +179,10 @@ class GenericOIDC:
         with self.store.lock:
             script = self.id_token_script.pop(0) if self.id_token_script else {}
         if "openid" in scopes and script is not None:
-            now = int(time.time())
+            now = self.options.wall_time()
             claims = {"iss": self.id_token_iss or self._issuer(req), "aud": client_id,
                       "sub": "sub-" + user.oid, "preferred_username": user.username,
-                      "iat": now, "exp": now + ID_TOKEN_LIFETIME}
+                      "iat": now, "exp": now + int(self.options.id_token_lifetime)}
             if nonce:
                 claims["nonce"] = nonce
             for name, value in script.items():

@@ -1,5 +1,6 @@
 """Behaviour switches of the emulator, settable at start and at any time later."""
 
+import time
 from dataclasses import asdict, dataclass, fields
 
 DEFAULT_TENANT_ID = "9f4e7a1c-2b3d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -42,6 +43,12 @@ class Options:
     - azure_jwt_access_tokens: Azure access tokens are JWTs with Entra's claims (`aud`, `tid`,
       `oid`, `scp`, `exp`; unsigned), for clients that read them (the Azure CLI reads `tid`);
       default opaque strings.
+    - clock_offset: seconds the provider's clock runs ahead of this machine's (negative: behind).
+      Every Unix time it writes or judges is on its clock: ID tokens' and JWT access tokens'
+      `iat`, `nbf` and `exp`, whether a resource still takes an access token, tokeninfo's `exp`.
+      Durations (`expires_in`) are the same on any clock.
+    - id_token_lifetime: `exp` − `iat` of ID tokens, seconds (Entra and Google 3600; Keycloak's
+      default 300).
     """
     access_token_lifetime: int = 3600
     refresh_token_lifetime: float | None = None
@@ -59,6 +66,8 @@ class Options:
     google_projects: dict | None = None
     azure_jwt_access_tokens: bool = False
     announce_refresh_token_lifetime: bool = False
+    clock_offset: int = 0
+    id_token_lifetime: int = 3600
 
     def update(self, **changes):
         """Set options by name; unknown names and values out of range raise ValueError."""
@@ -73,6 +82,10 @@ class Options:
         for name, value in changes.items():
             setattr(self, name, value)
         return self
+
+    def wall_time(self):
+        """Unix seconds now on the provider's clock (`clock_offset`)."""
+        return int(time.time()) + int(self.clock_offset)
 
     def as_dict(self):
         return asdict(self)

@@ -401,7 +401,7 @@ class GrantStore:
         """`jwt`: the token is a JWT carrying its claims (`aud`, `tid`, `oid`, `scp`, `exp`), as
         Entra's are, for clients that read them (the Azure CLI reads `tid`); else opaque."""
         with self.lock:
-            now = int(time.time())
+            now = self.options.wall_time()
             kept = [s for s in scopes if s != "offline_access"]
             exp = now + int(self.options.access_token_lifetime)
             token = self._next("AT")
@@ -417,7 +417,7 @@ class GrantStore:
         """What a resource server needs to know of a token, or None if unknown, revoked or expired."""
         with self.lock:
             at = self.access_tokens.get(token)
-            if at is None or at.revoked or time.time() >= at.exp:
+            if at is None or at.revoked or self.options.wall_time() >= at.exp:
                 return None
             user = self.users[at.username]
             return {"active": True, "username": at.username, "oid": user.oid, "tid": at.tid,
