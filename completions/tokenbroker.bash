@@ -37,7 +37,7 @@ _tokenbroker() {
     # of --config do not count).
     for ((i = 1; i < COMP_CWORD; i++)); do
         case ${COMP_WORDS[i]} in
-        --config | --format | --scope | --min-valid | --login-hint | --cookies-from | --provider | --url | --claims | \
+        --config | --format | --scope | --min-valid | --wait | --login-hint | --cookies-from | --provider | --url | --claims | \
             --for | --user | --host | --port | --imap | --smtp)
             ((i++)) ;;
         -*) ;;
@@ -65,7 +65,7 @@ _tokenbroker() {
     --forward) _tokenbroker_reply $'yes\nno' "$cur"; return ;;
     --tenant) _tokenbroker_reply $'common\norganizations\nconsumers' "$cur"; return ;;
     --via) _tokenbroker_reply "$(_tokenbroker_accounts)" "$cur"; return ;;
-    --scope | --min-valid | --login-hint | --passphrase-fd | --url | --claims | --user | --host | --port | --imap | --smtp) return ;;
+    --scope | --min-valid | --wait | --login-hint | --passphrase-fd | --url | --claims | --user | --host | --port | --imap | --smtp) return ;;
     esac
 
     if [[ -z $cmd ]]; then
@@ -99,7 +99,7 @@ _tokenbroker() {
         options="--" ;;
     token)
         if [[ -z $sub ]]; then _tokenbroker_reply "get" "$cur"; return; fi
-        options="--scope --for --min-valid --force-refresh --claims --format --json --user --host --port"
+        options="--scope --for --min-valid --force-refresh --wait --claims --format --json --user --host --port"
         ((nargs == 1)) && accounts=1 ;;
     mail)
         if [[ -z $sub ]]; then _tokenbroker_reply "setup" "$cur"; return; fi

@@ -13,7 +13,7 @@ function __tokenbroker_words
             continue
         end
         switch $t
-            case --config --format --scope --min-valid --login-hint --cookies-from --provider --url --claims \
+            case --config --format --scope --min-valid --wait --login-hint --cookies-from --provider --url --claims \
                     --for --user --host --port --imap --smtp
                 set skip 1
             case '-*'
@@ -104,6 +104,7 @@ complete -c tokenbroker -n '__tokenbroker_in logout' -l all -d 'sign out of ever
 complete -c tokenbroker -n '__tokenbroker_at token' -a get -d 'print a valid access token'
 complete -c tokenbroker -n '__tokenbroker_in token' -l scope -x -d 'request these scopes'
 complete -c tokenbroker -n '__tokenbroker_in token' -l min-valid -x -d 'seconds the token must stay valid'
+complete -c tokenbroker -n '__tokenbroker_in token' -l wait -x -d 'seconds to wait for a sign-in'
 complete -c tokenbroker -n '__tokenbroker_in token' -l force-refresh -d 'refresh even if still valid'
 complete -c tokenbroker -n '__tokenbroker_in token' -l claims -x -d 'claims of an insufficient_claims challenge'
 complete -c tokenbroker -n '__tokenbroker_in token' -l format -x -a 'token header json env cookiejar exec-credential xoauth2 oauthbearer' -d 'output format'

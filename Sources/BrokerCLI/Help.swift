@@ -56,6 +56,8 @@ enum Help {
                            token for every protocol in the account's 'mail' key)
         --min-valid N      the token must stay valid at least N more seconds
         --force-refresh    refresh even if the cached token is still valid
+        --wait N           when the account needs signing in, wait up to N seconds for a
+                           sign-in (from its notification, or a login anywhere), then answer
         --claims C         the claims of a resource's insufficient_claims challenge (JSON or
                            base64): a new token is asked for with them, never the cached one
         --format F         token (default), header, json, env, exec-credential; cookie

@@ -49,6 +49,19 @@ public struct AgentRoute: Sendable, Equatable {
       name: name, arguments: scan.withoutConfig, configFile: scan.configFile, readsInput: AgentCommands.inputForms.contains(form))
   }
 
+  /// The seconds of `--wait SECONDS` (or `--wait=SECONDS`) among the arguments, at most a day;
+  /// 0 without one (interface.md §8.1: `token get --wait`).
+  public var waitSeconds: Int {
+    var next = false
+    for argument in arguments {
+      if next { return Self.seconds(argument) }
+      if argument == "--wait" { next = true } else if argument.hasPrefix("--wait=") { return Self.seconds(String(argument.dropFirst(7))) }
+    }
+    return 0
+  }
+
+  private static func seconds(_ text: String) -> Int { min(max(Int(text) ?? 0, 0), 86_400) }
+
   /// True for an argument without a space: `"token get"` as one argument is no form.
   private static func isWord(_ s: String) -> Bool { !s.utf8.contains(UInt8(ascii: " ")) }
 }

@@ -16,9 +16,10 @@ Front.run()
 /// default executors (code and data pages the front otherwise never touches).
 enum Front {
   static func run() -> Never {
-    let replyBound = AgentProtocol.replyBound
     let arguments = CommandLine.arguments
     guard let route = AgentRoute.classify(arguments) else { Core.exec() }
+    // `token get --wait SECONDS` may wait that long for a sign-in before the agent answers.
+    let replyBound = AgentProtocol.replyBound + route.waitSeconds * 1000
     let endpoint = AgentEndpoint.current
     // A forwarded agent's socket (interface.md §8): only its agent may answer, whoever asks.
     let forwarded = endpoint.isForwarded

@@ -26,6 +26,15 @@ import Testing
     #expect(try #require(route("/x//tokenbroker", "token", "get", "work")).name == "tokenbroker")
   }
 
+  /// `token get --wait SECONDS` gives the agent that much longer to answer (interface.md §8.1).
+  @Test func waitSecondsAreReadFromTheArguments() throws {
+    #expect(try #require(route("tokenbroker", "token", "get", "work", "--wait", "30")).waitSeconds == 30)
+    #expect(try #require(route("tokenbroker", "token", "get", "work", "--wait=5")).waitSeconds == 5)
+    #expect(try #require(route("tokenbroker", "token", "get", "work")).waitSeconds == 0)
+    #expect(try #require(route("tokenbroker", "token", "get", "work", "--wait", "x")).waitSeconds == 0)
+    #expect(try #require(route("tokenbroker", "token", "get", "work", "--wait", "9999999")).waitSeconds == 86_400)
+  }
+
   @Test func dockerHelperActionsGoToTheAgent() throws {
     for action in ["get", "store", "erase", "list"] {
       let r = try #require(route("docker-credential-tokenbroker", action))

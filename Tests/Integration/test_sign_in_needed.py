@@ -60,6 +60,13 @@ class SignInNeededTest(DeadGrantTestCase):
         self.assertEqual(len(self.refresh_requests()), 1)
         self.assertEqual(self.launched(), [])
 
+    def test_token_get_wait_that_runs_out_exits_3(self):
+        r = self.run_broker("token", "get", "work", "--wait", "1", env=self.caller_env())
+        self.assertEqual((r.returncode, r.stdout), (3, b""), r.stderr)
+        first, last = r.stderr.decode().splitlines()
+        self.assertTrue(first.startswith(LINE_START) and first.endswith("; waiting up to 1 s (--wait) for the sign-in"), first)
+        self.assertTrue(last.startswith(LINE_START), last)
+
     def test_logout_is_signed_out_and_login_signs_in(self):
         r = self.run_broker("token", "get", "work")
         self.assertEqual(r.returncode, 3, r.stderr)

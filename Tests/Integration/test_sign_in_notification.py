@@ -6,12 +6,14 @@ dbus-monitor. Without a server, or with `notify = off`: no notification, the sam
 import json
 import os
 import re
+import subprocess
 import time
 import unittest
 
 from agent_flows import GIT_GET
 from dead_grant import ANSWER_BOUND, LINE_START, DeadGrantTestCase
 from flows import BrowserFlows
+from harness import TOKENBROKER
 from notification_server import Dunst, NotifyCalls
 
 CALLERS = 20
@@ -109,6 +111,10 @@ class ClickAndDismissTest(NotificationTestCase, BrowserFlows):
     def test_a_click_runs_the_device_code_flow_in_the_notification(self):
         self.write_config(self.default_config(extra_account="flow = device-code"))
         self.posted()
+        # A script that may wait: token get --wait, answered once the sign-in is done.
+        waiting = subprocess.Popen([TOKENBROKER, "token", "get", "work", "--wait", "120"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=self.caller_env(), start_new_session=True)
+        self.addCleanup(self._reap, waiting)
         self.dunst.ctl("action")
         # The same notification, replaced with the code and where to enter it.
         code = self.wait_until(
@@ -123,7 +129,13 @@ class ClickAndDismissTest(NotificationTestCase, BrowserFlows):
         self.assertEqual(self.status()["state"], "sign-in-pending")
         self.assertIn('string "Sign-in needed: work"', replaced)
         self.emu.approve(code)
+        approved = time.monotonic()
         self.wait_until(self.signed_in_state, timeout=60, what="signed in")
+        out, err = waiting.communicate(timeout=ANSWER_BOUND + 30)
+        self.assertLess(time.monotonic() - approved, ANSWER_BOUND)
+        self.assertEqual(waiting.returncode, 0, err)
+        self.assertTrue(self.emu.validate_access_token(out.decode().strip()))
+        self.assertRegex(err.decode(), r"^tokenbroker: sign-in needed for 'work': .*; waiting up to 120 s \(--wait\) for the sign-in\n$")
         self.wait_until(lambda: self.calls.blocks("CloseNotification"), timeout=60, what="the notification closed")
         self.wait_until(lambda: self.dunst.displayed() == 0, timeout=60, what="no notification shown")
         self.served()

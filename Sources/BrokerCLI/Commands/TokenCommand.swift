@@ -7,7 +7,31 @@ import BrokerProviders
 /// refreshing silently; never interactive (interface.md §3). `--for` asks the mail scopes of the
 /// protocol (`MailScopes`; README, "Mail clients"), `--format xoauth2 | oauthbearer` prints the
 /// SASL string (`SASLFormat`) for `--user` (default: the account's identity), `--host` and `--port`.
+/// `--wait SECONDS` waits that long for an account that needs signing in (interface.md §8.1).
 enum TokenCommand {
+  /// `fetch`'s token; with `seconds`, an account that needs signing in is said so on stderr (one
+  /// line), and waited for up to `seconds` (the account's recorded state, read four times a second,
+  /// turns `signed-in` when a sign-in anywhere stored its refresh token), then fetched again.
+  /// - Throws: what `fetch` throws; the first "sign-in needed" when the time runs out.
+  static func waitingForSignIn(
+    account: String, seconds: Int?, runtime: Runtime, _ fetch: () async throws -> IssuedToken
+  ) async throws -> IssuedToken {
+    do {
+      return try await fetch()
+    } catch ProviderError.signInRequired(let name, let reason) where (seconds ?? 0) > 0 && name == account {
+      let error = ProviderError.signInRequired(account: name, reason: reason)
+      let seconds = seconds ?? 0
+      runtime.context.say("\(error.description); waiting up to \(seconds) s (--wait) for the sign-in")
+      let states = try runtime.services().accountStates()
+      let deadline = MonotonicClock.seconds + Double(seconds)
+      while MonotonicClock.seconds < deadline {
+        try await Task.sleep(for: .milliseconds(250))
+        if states.recorded(account: name) == .signedIn { return try await fetch() }
+      }
+      throw error
+    }
+  }
+
   static func run(_ args: [String], runtime: Runtime) async throws -> ExitStatus {
     let usage = Help.usage("token")
     guard args.first == "get" else {
@@ -71,9 +95,11 @@ enum TokenCommand {
       if let claims {
         try await runtime.accessToken(account: account, scopes: requested, claims: claims)
       } else {
-        try await runtime.accessToken(
-          account: account, scopes: requested, minValid: try a.seconds("min-valid"), forceRefresh: a.flag("force-refresh"),
-          kind: kubeID ? .idToken : .accessToken)
+        try await waitingForSignIn(account: account, seconds: try a.seconds("wait"), runtime: runtime) {
+          try await runtime.accessToken(
+            account: account, scopes: requested, minValid: try a.seconds("min-valid"), forceRefresh: a.flag("force-refresh"),
+            kind: kubeID ? .idToken : .accessToken)
+        }
       }
     try write(token, format: format, execCredential: execVersion, args: a, port: port, runtime: runtime)
     // A lifetime the provider does not issue cannot be met by refreshing: say so, every time.

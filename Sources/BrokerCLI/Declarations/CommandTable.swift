@@ -36,13 +36,14 @@ enum CommandTable {
     CommandDeclaration(
       "token", listing: [("token get ACCOUNT [options]", "print a valid access token (refreshes silently)")],
       usage:
-        "usage: tokenbroker token get ACCOUNT [--scope S]... [--for imap|pop|smtp] [--min-valid SECONDS] [--force-refresh] [--claims C] [--format token|header|json|env|exec-credential|cookiejar|xoauth2|oauthbearer | --json] [--user U] [--host H] [--port P]",
+        "usage: tokenbroker token get ACCOUNT [--scope S]... [--for imap|pop|smtp] [--min-valid SECONDS] [--force-refresh] [--wait SECONDS] [--claims C] [--format token|header|json|env|exec-credential|cookiejar|xoauth2|oauthbearer | --json] [--user U] [--host H] [--port P]",
       forms: [
         CommandForm(
           "get", arguments: ["ACCOUNT"],
           options: [
             scope, CommandOption("for", .choice("P", mailProtocols)), CommandOption("min-valid", .text("SECONDS")),
-            CommandOption("force-refresh"), CommandOption("claims", .text("C")), CommandOption("format", .choice("F", formats)),
+            CommandOption("force-refresh"), CommandOption("wait", .text("SECONDS")), CommandOption("claims", .text("C")),
+            CommandOption("format", .choice("F", formats)),
             json, CommandOption("user", .text("U")), CommandOption("host", .text("H")), CommandOption("port", .text("P")),
           ])
       ]),
